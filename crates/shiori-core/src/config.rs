@@ -1,0 +1,98 @@
+use serde::{Deserialize, Serialize};
+
+/// Which retrievers run for a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RetrievalMode {
+    Bm25,
+    Dense,
+    #[default]
+    Hybrid,
+}
+
+/// How hybrid mode merges the dense and BM25 rankings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FusionKind {
+    /// Reciprocal Rank Fusion: `sum 1 / (rrf_k + rank)`.
+    #[default]
+    Rrf,
+    /// `alpha * dense + (1 - alpha) * bm25`, each min-max normalised over the candidates.
+    Weighted,
+}
+
+/// Boosts recent chunks: `score * ((1 - weight) + weight * 0.5^(age / half_life))`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeDecay {
+    pub weight: f32,
+    pub half_life_days: f32,
+}
+
+/// Retrieval and answering parameters, the `[retrieval]` table of `shiori.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    pub mode: RetrievalMode,
+    pub top_k: usize,
+    /// How many candidates each retriever contributes before fusion.
+    pub candidates: usize,
+    pub fusion: FusionKind,
+    pub rrf_k: f32,
+    pub alpha: f32,
+    /// Best dense cosine below which `ask` refuses.
+    pub threshold: f32,
+    pub time_decay: Option<TimeDecay>,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig {
+            mode: RetrievalMode::Hybrid,
+            top_k: 5,
+            candidates: 50,
+            fusion: FusionKind::Rrf,
+            rrf_k: 60.0,
+            alpha: 0.5,
+            threshold: 0.45,
+            time_decay: None,
+        }
+    }
+}
+
+/// Which chunker splits documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkerKind {
+    /// Fixed size with overlap, snapped to sentence ends.
+    #[default]
+    Fixed,
+    /// Splits on paragraph, line, sentence and word separators in turn until pieces fit.
+    Recursive,
+    /// Splits at Markdown headers, keeping the header path in metadata; long sections split further.
+    Markdown,
+    /// One document (record) = one chunk.
+    Record,
+}
+
+/// The `[chunker]` table of `shiori.toml`. Sizes are in characters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChunkerConfig {
+    pub kind: ChunkerKind,
+    pub max_chars: usize,
+    pub overlap_chars: usize,
+    /// JSONL and CSV records become one chunk each when they fit in `max_chars`.
+    pub records_whole: bool,
+}
+
+impl Default for ChunkerConfig {
+    fn default() -> Self {
+        ChunkerConfig {
+            kind: ChunkerKind::Fixed,
+            max_chars: 800,
+            overlap_chars: 100,
+            records_whole: true,
+        }
+    }
+}

@@ -1,0 +1,129 @@
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One source document after loading and normalisation, before chunking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    /// Stable id: the `doc_id`/`_id` of a JSONL record, otherwise the file path.
+    pub doc_id: String,
+    pub title: String,
+    /// Where it came from (a file path, with `#line` for a JSONL record).
+    pub source: String,
+    pub text: String,
+    /// Modification time of the source, seconds since the Unix epoch.
+    pub modified: i64,
+    /// Format-specific extras (e.g. `doc_type`).
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// A retrievable piece of a document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// `doc_id#index`, unique in a store.
+    pub chunk_id: String,
+    pub doc_id: String,
+    pub title: String,
+    pub source: String,
+    pub text: String,
+    pub index: u32,
+    pub total: u32,
+    pub modified: i64,
+    /// blake3 hex of `text`: the embedding cache key and the change detector.
+    pub content_hash: String,
+    /// Document metadata plus chunker metadata (e.g. `header_path`).
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// A chunk found by retrieval, with the score of the stage that ranked it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    pub chunk: Chunk,
+    /// The final ranking score (its scale depends on the mode: cosine, BM25, RRF, weighted).
+    pub score: f32,
+    /// Cosine similarity to the query, when the dense retriever saw this chunk.
+    pub dense_score: Option<f32>,
+    /// Raw BM25 score, when the keyword retriever saw this chunk.
+    pub bm25_score: Option<f32>,
+}
+
+/// Restricts retrieval to chunks whose metadata match. Every set field must match.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Filters {
+    #[serde(default)]
+    pub doc_ids: Vec<String>,
+    /// Keeps chunks whose source starts with this prefix.
+    pub source_prefix: Option<String>,
+    /// Exact matches on chunk metadata keys.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    pub modified_after: Option<i64>,
+    pub modified_before: Option<i64>,
+}
+
+impl Filters {
+    pub fn is_empty(&self) -> bool {
+        self.doc_ids.is_empty()
+            && self.source_prefix.is_none()
+            && self.metadata.is_empty()
+            && self.modified_after.is_none()
+            && self.modified_before.is_none()
+    }
+}
+
+/// A source as shown to users next to an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    pub doc_id: String,
+    pub chunk_id: String,
+    pub title: String,
+    pub source: String,
+    pub score: f32,
+    pub text: String,
+}
+
+impl From<&Hit> for Source {
+    fn from(hit: &Hit) -> Self {
+        Source {
+            doc_id: hit.chunk.doc_id.clone(),
+            chunk_id: hit.chunk.chunk_id.clone(),
+            title: hit.chunk.title.clone(),
+            source: hit.chunk.source.clone(),
+            score: hit.score,
+            text: hit.chunk.text.clone(),
+        }
+    }
+}
+
+/// Wall-clock time spent per stage, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    pub embed_ms: f64,
+    pub retrieve_ms: f64,
+    pub answer_ms: f64,
+    pub total_ms: f64,
+}
+
+/// What `ask` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub answer: String,
+    pub refused: bool,
+    pub sources: Vec<Source>,
+    pub timings_ms: Timings,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_filters_are_empty() {
+        assert!(Filters::default().is_empty());
+        let by_source = Filters {
+            source_prefix: Some("docs/".into()),
+            ..Filters::default()
+        };
+        assert!(!by_source.is_empty());
+    }
+}

@@ -1,0 +1,117 @@
+use crate::{Config, EmbedderKind, EngineError};
+use shiori_analysis::JapaneseTokenization;
+use shiori_core::{Answer, Embedder, Filters, RetrievalConfig, Timings};
+use shiori_models::{assets::ShioriHome, EmbeddingCache, MiniLmEmbedder};
+use shiori_rag::{extractive_answer, Relevance};
+use shiori_retrieve::{Retrieved, Retriever};
+use shiori_store::{Store, StoreOptions, StoreStats};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One data directory, opened: its config, store, embedder and embedding cache.
+pub struct Engine {
+    pub config: Config,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) embedder: Box<dyn Embedder>,
+    pub(crate) cache: EmbeddingCache,
+    pub(crate) store: Store,
+}
+
+impl Engine {
+    /// Opens `data_dir` with the models and dictionary installed under `home`.
+    pub fn open(data_dir: &Path, home: &ShioriHome) -> Result<Engine, EngineError> {
+        let config = Config::load(data_dir)?;
+        let embedder: Box<dyn Embedder> = match config.embedder.kind {
+            EmbedderKind::Minilm => {
+                let dir = config
+                    .embedder
+                    .path
+                    .clone()
+                    .unwrap_or_else(|| home.minilm_dir());
+                Box::new(MiniLmEmbedder::load(&dir)?)
+            }
+        };
+        let dictionary = home.ipadic_dictionary();
+        let japanese = JapaneseTokenization::load(dictionary.is_file().then_some(&*dictionary))?;
+        let cache = EmbeddingCache::open(&home.embedding_cache())?;
+        Engine::from_parts(data_dir, config, embedder, japanese, cache)
+    }
+
+    /// Opens `data_dir` with parts chosen by the caller.
+    pub fn from_parts(
+        data_dir: &Path,
+        config: Config,
+        embedder: Box<dyn Embedder>,
+        japanese: JapaneseTokenization,
+        cache: EmbeddingCache,
+    ) -> Result<Engine, EngineError> {
+        let store = Store::open(
+            data_dir,
+            StoreOptions {
+                embedder_id: embedder.model_id().to_string(),
+                dimension: embedder.dimension(),
+                japanese,
+            },
+        )?;
+        Ok(Engine {
+            config,
+            data_dir: data_dir.to_path_buf(),
+            embedder,
+            cache,
+            store,
+        })
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        self.embedder.as_ref()
+    }
+
+    /// Ranks chunks for `query`.
+    pub fn search(
+        &self,
+        query: &str,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+    ) -> Result<Retrieved, EngineError> {
+        let retriever = Retriever {
+            store: &self.store,
+            embedder: self.embedder.as_ref(),
+        };
+        Ok(retriever.retrieve(query, retrieval, filters, true)?)
+    }
+
+    /// Answers `question` extractively, refusing below the configured threshold.
+    pub fn ask(
+        &self,
+        question: &str,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+    ) -> Result<Answer, EngineError> {
+        let started = Instant::now();
+        if question.trim().is_empty() {
+            return Err(EngineError::Invalid("the question is empty".to_string()));
+        }
+        let retrieved = self.search(question, retrieval, filters)?;
+        let answer_started = Instant::now();
+        let relevance = Relevance {
+            best_dense: retrieved.best_dense,
+            threshold: retrieval.threshold,
+        };
+        let mut answer = extractive_answer(&retrieved.hits, relevance, Timings::default());
+        answer.timings_ms = Timings {
+            embed_ms: retrieved.embed_ms,
+            retrieve_ms: retrieved.retrieve_ms,
+            answer_ms: answer_started.elapsed().as_secs_f64() * 1000.0,
+            total_ms: started.elapsed().as_secs_f64() * 1000.0,
+        };
+        Ok(answer)
+    }
+
+    pub fn stats(&self) -> Result<StoreStats, EngineError> {
+        Ok(self.store.stats()?)
+    }
+}

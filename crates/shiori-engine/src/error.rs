@@ -1,0 +1,26 @@
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("cannot read config {path}: {message}")]
+    Config { path: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Ingest(#[from] shiori_ingest::IngestError),
+    #[error(transparent)]
+    Embed(#[from] shiori_core::EmbedError),
+    #[error(transparent)]
+    Store(#[from] shiori_store::StoreError),
+    #[error(transparent)]
+    Retrieve(#[from] shiori_retrieve::RetrieveError),
+    #[error(transparent)]
+    Analysis(#[from] shiori_analysis::AnalysisError),
+    #[error(transparent)]
+    Eval(#[from] shiori_eval::EvalError),
+    #[error("{0}")]
+    Invalid(String),
+}

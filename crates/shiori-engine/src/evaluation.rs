@@ -1,0 +1,63 @@
+use crate::{Engine, EngineError, IndexReport, Progress};
+use shiori_core::{Filters, RetrievalConfig};
+use shiori_eval::{evaluate, load_dataset, Dataset, EvalReport, QueryOutcome};
+use shiori_rag::Relevance;
+use std::path::Path;
+use std::time::Instant;
+
+/// Chunks fetched per evaluation query: several chunks of one document collapse into one
+/// ranked document, and ten documents must remain for the @10 metrics.
+const EVAL_CHUNKS: usize = 30;
+
+/// An evaluation: the report, plus what each query returned (for threshold sweeps and failures).
+pub struct EvalRun {
+    pub dataset: Dataset,
+    pub index: IndexReport,
+    pub outcomes: Vec<QueryOutcome>,
+    pub report: EvalReport,
+}
+
+impl Engine {
+    /// Indexes the dataset's corpus into this data directory (unchanged corpora are skipped),
+    /// runs every query and scores the results.
+    pub fn evaluate(
+        &mut self,
+        dataset_dir: &Path,
+        retrieval: &RetrievalConfig,
+        progress: &dyn Progress,
+    ) -> Result<EvalRun, EngineError> {
+        let dataset = load_dataset(dataset_dir)?;
+        let index = self.index(std::slice::from_ref(&dataset.corpus), progress)?;
+        let retrieval = RetrievalConfig {
+            top_k: retrieval.top_k.max(EVAL_CHUNKS),
+            ..retrieval.clone()
+        };
+        let filters = Filters::default();
+        progress.start("evaluating queries", dataset.queries.len() as u64);
+        let mut outcomes = Vec::with_capacity(dataset.queries.len());
+        for query in &dataset.queries {
+            let started = Instant::now();
+            let retrieved = self.search(&query.text, &retrieval, &filters)?;
+            let relevance = Relevance {
+                best_dense: retrieved.best_dense,
+                threshold: retrieval.threshold,
+            };
+            outcomes.push(QueryOutcome {
+                refused: relevance.refuses(&retrieved.hits),
+                ranked_doc_ids: retrieved.hits.iter().map(|h| h.chunk.doc_id.clone()).collect(),
+                top_text: retrieved.hits.first().map(|h| h.chunk.text.clone()),
+                best_dense: retrieved.best_dense,
+                latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+            });
+            progress.advance(1);
+        }
+        progress.finish();
+        let report = evaluate(&dataset, &outcomes);
+        Ok(EvalRun {
+            dataset,
+            index,
+            outcomes,
+            report,
+        })
+    }
+}

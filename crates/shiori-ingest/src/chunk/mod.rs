@@ -1,0 +1,210 @@
+//! Chunkers: split a document's text into pieces that fit the embedding model, then wrap each
+//! piece as a `Chunk`.
+
+mod boundary;
+mod fixed;
+mod markdown;
+mod recursive;
+
+use crate::hash::content_hash;
+use shiori_core::{Chunk, ChunkerConfig, ChunkerKind, Document};
+
+/// A piece of text and the chunker's metadata for it.
+struct Piece {
+    text: String,
+    header_path: Option<String>,
+}
+
+impl Piece {
+    fn plain(text: String) -> Piece {
+        Piece {
+            text,
+            header_path: None,
+        }
+    }
+}
+
+/// Splits `document` with the configured chunker. Chunk ids are `{doc_id}#{index}`; chunks
+/// inherit the document's title, source, time and metadata (plus `header_path` from the
+/// Markdown chunker). Never returns empty chunks; an empty document has none.
+pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk> {
+    // A zero size would make no window progress; one char is the smallest meaningful chunk.
+    let max = config.max_chars.max(1);
+    let text = document.text.trim();
+    let whole_record = config.records_whole && is_record(document) && text.chars().count() <= max;
+    let pieces: Vec<Piece> = match config.kind {
+        _ if text.is_empty() => Vec::new(),
+        ChunkerKind::Record => vec![Piece::plain(text.to_owned())],
+        _ if whole_record => vec![Piece::plain(text.to_owned())],
+        ChunkerKind::Fixed => fixed::split(text, max, config.overlap_chars)
+            .into_iter()
+            .map(Piece::plain)
+            .collect(),
+        ChunkerKind::Recursive => recursive::split(text, max)
+            .into_iter()
+            .map(Piece::plain)
+            .collect(),
+        ChunkerKind::Markdown => markdown::split(text, max),
+    };
+    let total = count(pieces.len());
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(index, piece)| {
+            let mut metadata = document.metadata.clone();
+            if let Some(header_path) = piece.header_path {
+                metadata.insert("header_path".to_owned(), header_path);
+            }
+            Chunk {
+                chunk_id: format!("{}#{index}", document.doc_id),
+                doc_id: document.doc_id.clone(),
+                title: document.title.clone(),
+                source: document.source.clone(),
+                content_hash: content_hash(piece.text.as_bytes()),
+                text: piece.text,
+                index: count(index),
+                total,
+                modified: document.modified,
+                metadata,
+            }
+        })
+        .collect()
+}
+
+/// Records (JSONL lines, CSV rows) are written to be read whole.
+fn is_record(document: &Document) -> bool {
+    matches!(
+        document.metadata.get("doc_type").map(String::as_str),
+        Some("jsonl" | "csv-record")
+    )
+}
+
+/// Chunk positions are `u32` in the store; no document gets near four billion chunks.
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn document(doc_type: &str, text: &str) -> Document {
+        Document {
+            doc_id: "doc".into(),
+            title: "Title".into(),
+            source: "src/doc".into(),
+            text: text.into(),
+            modified: 77,
+            metadata: BTreeMap::from([
+                ("doc_type".to_owned(), doc_type.to_owned()),
+                ("project".to_owned(), "kumo".to_owned()),
+            ]),
+        }
+    }
+
+    fn config(kind: ChunkerKind, max_chars: usize, overlap_chars: usize) -> ChunkerConfig {
+        ChunkerConfig {
+            kind,
+            max_chars,
+            overlap_chars,
+            records_whole: true,
+        }
+    }
+
+    #[test]
+    fn chunks_carry_ids_positions_hashes_and_metadata() {
+        let doc = document(
+            "txt",
+            "One sentence here. Two sentence here. Three sentence here.",
+        );
+        let chunks = chunk_document(&doc, &config(ChunkerKind::Fixed, 22, 0));
+        assert_eq!(chunks.len(), 3);
+        for (i, chunk) in chunks.iter().enumerate() {
+            assert_eq!(chunk.chunk_id, format!("doc#{i}"));
+            assert_eq!((chunk.index, chunk.total), (i as u32, 3));
+            assert_eq!(
+                (
+                    chunk.doc_id.as_str(),
+                    chunk.title.as_str(),
+                    chunk.source.as_str()
+                ),
+                ("doc", "Title", "src/doc")
+            );
+            assert_eq!(chunk.modified, 77);
+            assert_eq!(chunk.content_hash, content_hash(chunk.text.as_bytes()));
+            assert_eq!(chunk.metadata, doc.metadata);
+        }
+        assert_eq!(chunks[1].text, "Two sentence here.");
+    }
+
+    #[test]
+    fn records_that_fit_stay_whole() {
+        let text = "First sentence. Second sentence. Third sentence.";
+        let record = document("jsonl", text);
+        let fixed = config(ChunkerKind::Fixed, 20, 0);
+        assert_eq!(
+            chunk_document(&record, &fixed).len(),
+            3,
+            "too long to stay whole"
+        );
+        let roomy = config(ChunkerKind::Fixed, 100, 5);
+        assert_eq!(chunk_document(&record, &roomy).len(), 1);
+        assert_eq!(
+            chunk_document(&document("csv-record", text), &roomy).len(),
+            1
+        );
+        assert_eq!(
+            chunk_document(&document("txt", text), &fixed).len(),
+            3,
+            "not a record"
+        );
+        let split_records = ChunkerConfig {
+            records_whole: false,
+            ..config(ChunkerKind::Recursive, 20, 0)
+        };
+        assert_eq!(chunk_document(&record, &split_records).len(), 3);
+    }
+
+    #[test]
+    fn the_record_chunker_always_makes_one_chunk() {
+        let doc = document("txt", &"word ".repeat(100));
+        let chunks = chunk_document(&doc, &config(ChunkerKind::Record, 10, 0));
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].text, doc.text.trim());
+    }
+
+    #[test]
+    fn markdown_chunks_get_a_header_path() {
+        let doc = document("markdown", "# Guide\n## Install\nRun it.\n## Use\nClick.");
+        let chunks = chunk_document(&doc, &config(ChunkerKind::Markdown, 100, 0));
+        let paths: Vec<&str> = chunks
+            .iter()
+            .map(|c| c.metadata["header_path"].as_str())
+            .collect();
+        assert_eq!(paths, ["Guide > Install", "Guide > Use"]);
+        assert_eq!(chunks[0].text, "## Install\nRun it.");
+        assert_eq!(chunks[0].metadata["project"], "kumo");
+    }
+
+    #[test]
+    fn empty_documents_have_no_chunks() {
+        for kind in [
+            ChunkerKind::Fixed,
+            ChunkerKind::Recursive,
+            ChunkerKind::Markdown,
+            ChunkerKind::Record,
+        ] {
+            assert!(chunk_document(&document("txt", " \n "), &config(kind, 0, 0)).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_zero_size_still_terminates() {
+        let chunks = chunk_document(&document("txt", "abc"), &config(ChunkerKind::Fixed, 0, 0));
+        assert_eq!(
+            chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! Loaders per format, normalisation, chunkers and content hashing: files in, `Chunk`s out.
+
+mod chunk;
+mod error;
+mod hash;
+mod load;
+mod markdown;
+mod normalize;
+mod walk;
+
+pub use chunk::chunk_document;
+pub use error::{IngestError, IngestFailure};
+pub use hash::content_hash;
+pub use load::{load_file, LoadedFile};
+pub use normalize::normalize;
+pub use walk::{discover, DiscoveredFile, WalkOptions};

@@ -1,0 +1,227 @@
+use super::{file_document, file_stem, normalize_title};
+use crate::error::IngestError;
+use crate::normalize::normalize;
+use ego_tree::iter::Edge;
+use scraper::{Html, Node};
+use shiori_core::Document;
+use std::path::Path;
+
+/// Elements whose text is never visible content (`head` also hides `title`, read separately).
+const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template"];
+
+/// Elements that start a new paragraph; a blank line keeps them apart for the chunkers.
+const PARAGRAPHS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "details",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "ul",
+];
+
+/// Elements that only start a new line.
+const LINES: &[&str] = &["caption", "dd", "dt", "li", "tr"];
+
+/// Elements whose source line breaks are content rather than formatting.
+const PREFORMATTED: &[&str] = &["pre", "textarea"];
+
+/// An HTML page: visible body text with block structure turned into line breaks.
+pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, IngestError> {
+    let page = Html::parse_document(html);
+    let mut text = Text::default();
+    // A walk over open/close edges rather than recursion: deeply nested (or hostile) pages
+    // must not overflow the stack.
+    for edge in page.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(element) => text.open(element.name()),
+                Node::Text(chunk) => text.push(chunk),
+                _ => {}
+            },
+            Edge::Close(node) => {
+                if let Node::Element(element) = node.value() {
+                    text.close(element.name());
+                }
+            }
+        }
+    }
+    let body = normalize(&text.body);
+    if body.is_empty() {
+        return Err(IngestError::NoDocuments {
+            path: path.to_path_buf(),
+        });
+    }
+    let title = [text.title, text.first_h1]
+        .iter()
+        .map(|candidate| normalize_title(candidate))
+        .find(|candidate| !candidate.is_empty())
+        .unwrap_or_else(|| file_stem(path));
+    Ok(file_document(path, title, body, "html", modified))
+}
+
+/// Text gathered during the walk; the depths count open elements of each kind.
+#[derive(Default)]
+struct Text {
+    body: String,
+    title: String,
+    first_h1: String,
+    hidden: usize,
+    preformatted: usize,
+    in_title: bool,
+    h1_depth: usize,
+    /// Set once an `h1` with text has closed; later ones are not the page's title.
+    h1_done: bool,
+}
+
+impl Text {
+    fn open(&mut self, name: &str) {
+        if HIDDEN.contains(&name) {
+            self.hidden += 1;
+        }
+        if PREFORMATTED.contains(&name) {
+            self.preformatted += 1;
+        }
+        match name {
+            "title" => self.in_title = self.title.is_empty(),
+            "h1" => self.h1_depth += 1,
+            _ => {}
+        }
+        self.break_line(name);
+    }
+
+    fn close(&mut self, name: &str) {
+        if HIDDEN.contains(&name) {
+            self.hidden = self.hidden.saturating_sub(1);
+        }
+        if PREFORMATTED.contains(&name) {
+            self.preformatted = self.preformatted.saturating_sub(1);
+        }
+        match name {
+            "title" => self.in_title = false,
+            "h1" => {
+                self.h1_depth = self.h1_depth.saturating_sub(1);
+                self.h1_done |= self.h1_depth == 0 && !self.first_h1.trim().is_empty();
+            }
+            // Cells of a row would otherwise run together.
+            "td" | "th" => self.body.push(' '),
+            _ => {}
+        }
+        if name != "br" {
+            self.break_line(name);
+        }
+    }
+
+    fn break_line(&mut self, name: &str) {
+        if PARAGRAPHS.contains(&name) {
+            self.body.push_str("\n\n");
+        } else if name == "br" || (LINES.contains(&name) && !self.at_line_start()) {
+            // List items and rows open and close a line; one break between them is enough,
+            // where a second would read as a paragraph break. `<br><br>` means one, though.
+            self.body.push('\n');
+        }
+    }
+
+    fn at_line_start(&self) -> bool {
+        self.body.trim_end_matches([' ', '\t']).ends_with('\n')
+    }
+
+    fn push(&mut self, chunk: &str) {
+        if self.in_title {
+            self.title.push_str(chunk);
+        }
+        if self.hidden > 0 {
+            return;
+        }
+        if self.h1_depth > 0 && !self.h1_done {
+            self.first_h1.push_str(chunk);
+        }
+        if self.preformatted > 0 {
+            self.body.push_str(chunk);
+        } else {
+            // Outside <pre>, a source line break is just a space in the rendered page.
+            self.body.extend(
+                chunk
+                    .chars()
+                    .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c }),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::load::{load_file, tests::fixture};
+
+    const PAGE: &str = r#"<!DOCTYPE html>
+<html><head><title> Kumo
+  Cloud   Help </title><style>body { color: red }</style></head>
+<body>
+  <nav><a href="/">Home</a></nav>
+  <h1>Welcome</h1>
+  <p>First   paragraph
+     continues here.</p>
+  <script>alert("no")</script><noscript>Enable JS</noscript>
+  <ul><li>one</li><li>two</li></ul>
+  <p>Line<br>break &amp; entity</p>
+  <table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>
+  <pre>keep
+  lines</pre>
+</body></html>"#;
+
+    #[test]
+    fn extracts_visible_text_with_block_breaks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = fixture(&dir, "help.html", PAGE.as_bytes());
+        let doc = &load_file(&path, 3).expect("load").documents[0];
+        assert_eq!(doc.title, "Kumo Cloud Help");
+        assert_eq!(
+            doc.text,
+            "Home\n\nWelcome\n\nFirst paragraph continues here.\n\none\ntwo\n\n\
+             Line\nbreak & entity\n\na b\nc d\n\nkeep\nlines"
+        );
+        assert_eq!(doc.metadata["doc_type"], "html");
+        assert_eq!(doc.modified, 3);
+    }
+
+    #[test]
+    fn title_falls_back_to_the_first_h1_then_the_stem() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = fixture(
+            &dir,
+            "a.htm",
+            b"<body><h1>Main <em>topic</em></h1><h1>Other</h1><p>x</p></body>",
+        );
+        assert_eq!(
+            load_file(&path, 0).expect("load").documents[0].title,
+            "Main topic"
+        );
+        let path = fixture(&dir, "plain-page.html", b"<p>just text</p>");
+        assert_eq!(
+            load_file(&path, 0).expect("load").documents[0].title,
+            "plain-page"
+        );
+    }
+}

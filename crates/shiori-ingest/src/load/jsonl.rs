@@ -1,0 +1,165 @@
+use super::records::{Record, Records};
+use super::LoadedFile;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One record per line: `doc_id`/`_id` and `text` required, `title` optional, other scalar
+/// fields kept as metadata. Blank lines are skipped; a bad line fails alone.
+pub(super) fn load(path: &Path, text: &str, modified: i64) -> LoadedFile {
+    let mut records = Records::new(path, "jsonl", modified);
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match parse(line) {
+            Ok(record) => records.add(index + 1, record),
+            Err(reason) => records.fail(index + 1, reason),
+        }
+    }
+    records.finish()
+}
+
+fn parse(line: &str) -> Result<Record, String> {
+    let value: Value = serde_json::from_str(line).map_err(|err| {
+        // serde_json appends "at line 1 column N", and line 1 of one line is noise.
+        let message = err.to_string();
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        format!("invalid JSON at column {}: {message}", err.column())
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err("expected a JSON object".to_owned());
+    };
+    let id = take_id(&mut object).ok_or("missing doc_id/_id")?;
+    let text = match object.remove("text") {
+        Some(Value::String(text)) => text,
+        None | Some(Value::Null) => return Err("missing text".to_owned()),
+        Some(_) => return Err("text must be a string".to_owned()),
+    };
+    let title = object
+        .remove("title")
+        .as_ref()
+        .and_then(scalar)
+        .unwrap_or_default();
+    let fields: BTreeMap<String, String> = object
+        .iter()
+        .filter_map(|(key, value)| Some((key.clone(), scalar(value)?)))
+        .collect();
+    Ok(Record {
+        id,
+        title,
+        text,
+        fields,
+    })
+}
+
+/// The record's id from `doc_id` (or `_id`); numbers are accepted since many exports use them.
+fn take_id(object: &mut Map<String, Value>) -> Option<String> {
+    let doc_id = object.remove("doc_id");
+    let underscore_id = object.remove("_id");
+    [doc_id, underscore_id]
+        .iter()
+        .filter_map(|value| match value {
+            Some(Value::String(id)) => Some(id.trim().to_owned()),
+            Some(Value::Number(id)) => Some(id.to_string()),
+            _ => None,
+        })
+        .find(|id| !id.is_empty())
+}
+
+/// Strings, numbers and booleans as text; null, arrays and objects have no metadata form.
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::load::{load_file, tests::fixture};
+
+    #[test]
+    fn bad_lines_fail_alone_among_good_ones() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = concat!(
+            r#"{"doc_id": "faq-001", "title": "Ａccount", "text": "Create  an account.", "project": "kumo", "views": 12, "draft": false, "tags": ["a"]}"#,
+            "\n\n",
+            r#"{"doc_id": "faq-002", "text": "#,
+            "\n",
+            r#"{"title": "no id", "text": "orphan"}"#,
+            "\n",
+            r#"{"_id": 7, "text": "numeric id", "created_at": "2024-03-01T09:00:00+09:00"}"#,
+            "\n",
+            r#"{"doc_id": "faq-004"}"#,
+            "\n",
+            r#"["not", "an", "object"]"#,
+            "\n",
+            r#"{"doc_id": "faq-005", "text": 5}"#,
+            "\n",
+            r#"{"doc_id": "faq-006", "text": "explicit time", "modified": 1700000000, "created_at": "2024-03-01"}"#,
+            "\r\n",
+        );
+        let path = fixture(&dir, "docs.jsonl", text.as_bytes());
+        let loaded = load_file(&path, 99).expect("load");
+        let name = path.to_string_lossy();
+
+        let ids: Vec<&str> = loaded.documents.iter().map(|d| d.doc_id.as_str()).collect();
+        assert_eq!(ids, ["faq-001", "7", "faq-006"]);
+        let first = &loaded.documents[0];
+        assert_eq!(first.title, "Account");
+        assert_eq!(first.text, "Create an account.");
+        assert_eq!(first.source, format!("{name}#L1"));
+        assert_eq!(first.modified, 99);
+        assert_eq!(first.metadata["project"], "kumo");
+        assert_eq!(first.metadata["views"], "12");
+        assert_eq!(first.metadata["draft"], "false");
+        assert_eq!(first.metadata["doc_type"], "jsonl");
+        assert!(!first.metadata.contains_key("tags"));
+        assert!(!first.metadata.contains_key("doc_id"));
+        assert_eq!(loaded.documents[1].title, "");
+        assert_eq!(loaded.documents[1].modified, 1_709_251_200);
+        assert_eq!(
+            loaded.documents[1].metadata["created_at"],
+            "2024-03-01T09:00:00+09:00"
+        );
+        assert_eq!(loaded.documents[2].modified, 1_700_000_000);
+
+        let reasons: Vec<&str> = loaded
+            .record_failures
+            .iter()
+            .map(|f| f.reason.as_str())
+            .collect();
+        assert_eq!(reasons.len(), 5, "{reasons:?}");
+        assert!(
+            reasons[0].starts_with("line 3: invalid JSON at column"),
+            "{}",
+            reasons[0]
+        );
+        assert_eq!(
+            reasons[1..],
+            [
+                "line 4: missing doc_id/_id",
+                "line 6: missing text",
+                "line 7: expected a JSON object",
+                "line 8: text must be a string",
+            ]
+        );
+        assert!(loaded.record_failures.iter().all(|f| f.path == path));
+    }
+
+    #[test]
+    fn a_file_of_only_bad_lines_reports_each_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = fixture(&dir, "bad.jsonl", b"nope\n{\"text\": \"x\"}\n");
+        let loaded = load_file(&path, 0).expect("load");
+        assert!(loaded.documents.is_empty());
+        assert_eq!(loaded.record_failures.len(), 2);
+    }
+}

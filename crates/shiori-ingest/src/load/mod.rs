@@ -1,0 +1,238 @@
+//! One loader per file format; each turns the file's text into normalised `Document`s.
+
+mod csv;
+mod date;
+mod html;
+mod jsonl;
+mod markdown;
+mod records;
+mod text;
+
+use crate::error::{IngestError, IngestFailure};
+use crate::normalize::normalize;
+use shiori_core::Document;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+/// How far into a file to look for NUL bytes: enough to catch binary headers without reading
+/// a large file twice.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// The formats `load_file` understands, chosen by file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Text,
+    Markdown,
+    Html,
+    Jsonl,
+    Csv,
+}
+
+impl Format {
+    pub(crate) fn from_path(path: &Path) -> Option<Format> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "txt" => Some(Format::Text),
+            "md" | "markdown" => Some(Format::Markdown),
+            "html" | "htm" => Some(Format::Html),
+            "jsonl" => Some(Format::Jsonl),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+}
+
+/// What one file yielded. Records of a JSONL or CSV file fail one by one, so a file can yield
+/// documents and failures at once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadedFile {
+    pub documents: Vec<Document>,
+    pub record_failures: Vec<IngestFailure>,
+}
+
+/// Reads and parses one file. `modified` (Unix seconds) becomes every document's `modified`
+/// unless a record carries its own `modified` or `created_at`.
+pub fn load_file(path: &Path, modified: i64) -> Result<LoadedFile, IngestError> {
+    let format = Format::from_path(path).ok_or_else(|| IngestError::Unsupported {
+        path: path.to_path_buf(),
+    })?;
+    let text = read_text(path)?;
+    let loaded = match format {
+        Format::Text => single(text::load(path, &text, modified)?),
+        Format::Markdown => single(markdown::load(path, &text, modified)?),
+        Format::Html => single(html::load(path, &text, modified)?),
+        Format::Jsonl => jsonl::load(path, &text, modified),
+        Format::Csv => csv::load(path, &text, modified)?,
+    };
+    if loaded.documents.is_empty() && loaded.record_failures.is_empty() {
+        return Err(IngestError::NoDocuments {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(loaded)
+}
+
+fn single(document: Document) -> LoadedFile {
+    LoadedFile {
+        documents: vec![document],
+        record_failures: Vec::new(),
+    }
+}
+
+/// The file as UTF-8 text without a byte-order mark, refusing binary, invalid and blank files.
+fn read_text(path: &Path) -> Result<String, IngestError> {
+    let bytes = fs::read(path).map_err(|source| IngestError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    // Checked before UTF-8 because NUL is valid UTF-8: without this, binaries that happen to
+    // decode would be indexed as garbage.
+    if bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0) {
+        return Err(IngestError::Binary {
+            path: path.to_path_buf(),
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|err| IngestError::InvalidUtf8 {
+        path: path.to_path_buf(),
+        offset: err.utf8_error().valid_up_to(),
+    })?;
+    if text.trim().is_empty() {
+        return Err(IngestError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    })
+}
+
+/// A document standing for a whole file: its id and source are the path as given.
+fn file_document(
+    path: &Path,
+    title: String,
+    text: String,
+    doc_type: &str,
+    modified: i64,
+) -> Document {
+    let name = path.to_string_lossy().into_owned();
+    Document {
+        doc_id: name.clone(),
+        title,
+        source: name,
+        text,
+        modified,
+        metadata: BTreeMap::from([("doc_type".to_owned(), doc_type.to_owned())]),
+    }
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Titles are shown on one line, so line breaks inside them become spaces.
+fn normalize_title(title: &str) -> String {
+    normalize(title)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    pub(super) fn fixture(dir: &tempfile::TempDir, name: &str, contents: &[u8]) -> PathBuf {
+        let path = dir.path().join(name);
+        fs::write(&path, contents).expect("write fixture");
+        path
+    }
+
+    #[test]
+    fn formats_follow_the_extension_case_insensitively() {
+        assert_eq!(
+            Format::from_path(Path::new("a/B.MD")),
+            Some(Format::Markdown)
+        );
+        assert_eq!(Format::from_path(Path::new("x.htm")), Some(Format::Html));
+        assert_eq!(Format::from_path(Path::new("x.pdf")), None);
+        assert_eq!(Format::from_path(Path::new("README")), None);
+    }
+
+    #[test]
+    fn unsupported_files_are_refused_before_reading() {
+        let err = load_file(Path::new("/no/such/file.pdf"), 0).unwrap_err();
+        assert!(matches!(err, IngestError::Unsupported { .. }), "{err}");
+        assert!(err
+            .to_string()
+            .starts_with("/no/such/file.pdf: unsupported file type"));
+    }
+
+    #[test]
+    fn empty_and_blank_files_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (name, contents) in [("empty.txt", &b""[..]), ("blank.md", b" \n\t\r\n ")] {
+            let path = fixture(&dir, name, contents);
+            let err = load_file(&path, 0).unwrap_err();
+            assert!(matches!(err, IngestError::Empty { .. }), "{err}");
+            assert!(err.to_string().ends_with("file is empty"));
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_reports_the_byte_offset() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = fixture(&dir, "bad.txt", b"hello \xff world");
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(
+            matches!(err, IngestError::InvalidUtf8 { offset: 6, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().ends_with("not valid UTF-8 at byte 6"));
+    }
+
+    #[test]
+    fn nul_bytes_mean_binary_even_when_valid_utf8() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = fixture(&dir, "blob.txt", b"abc\0def");
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(matches!(err, IngestError::Binary { .. }), "{err}");
+        assert!(err.to_string().ends_with("looks binary (NUL bytes)"));
+    }
+
+    #[test]
+    fn missing_files_are_io_errors_naming_the_path() {
+        let err = load_file(Path::new("/no/such/notes.txt"), 0).unwrap_err();
+        assert!(matches!(err, IngestError::Io { .. }), "{err}");
+        assert!(err.to_string().starts_with("/no/such/notes.txt: "));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = fixture(&dir, "bom.txt", "\u{feff}hello".as_bytes());
+        let loaded = load_file(&path, 0).expect("load");
+        assert_eq!(loaded.documents[0].text, "hello");
+    }
+
+    #[test]
+    fn an_html_file_without_text_has_no_documents() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = fixture(
+            &dir,
+            "empty.html",
+            b"<html><head><title>T</title></head><body><script>x()</script></body></html>",
+        );
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(matches!(err, IngestError::NoDocuments { .. }), "{err}");
+    }
+
+    #[test]
+    fn titles_are_single_lines() {
+        assert_eq!(normalize_title(" A\n\n B \n C "), "A B C");
+    }
+}

@@ -1,0 +1,374 @@
+use crate::error::{IngestError, IngestFailure};
+use crate::load::Format;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use std::collections::BTreeMap;
+use std::fs::{self, Metadata};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+use walkdir::{DirEntry, WalkDir};
+
+/// Which files a folder walk picks up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkOptions {
+    /// Globs a file must match (its path relative to the root, or its name). Empty means every
+    /// file with a supported extension; non-empty replaces that extension filter.
+    pub include: Vec<String>,
+    /// Globs that drop matching files, and whole folders when a folder matches.
+    pub exclude: Vec<String>,
+    /// Larger files are reported as failures rather than read.
+    pub max_file_bytes: u64,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+/// A file chosen for loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveredFile {
+    /// Canonical and absolute, so the same file reached twice is found once.
+    pub path: PathBuf,
+    pub size: u64,
+    /// Modification time, seconds since the Unix epoch.
+    pub modified: i64,
+}
+
+/// Finds the files under `roots`, sorted by path. A root that is a file is always taken, since
+/// naming it is a request for it; folders are walked recursively, skipping hidden entries
+/// (`.git`, `.shiori`, …). Files that cannot be used (too large, unreadable) come back as
+/// failures so one bad file does not stop the walk; only a missing root or a bad glob is an
+/// error.
+pub fn discover(
+    roots: &[PathBuf],
+    options: &WalkOptions,
+) -> Result<(Vec<DiscoveredFile>, Vec<IngestFailure>), IngestError> {
+    let filter = Filter {
+        include: glob_set(&options.include)?,
+        exclude: glob_set(&options.exclude)?,
+    };
+    let mut found = Found {
+        max_file_bytes: options.max_file_bytes,
+        files: BTreeMap::new(),
+        failures: Vec::new(),
+    };
+    for root in roots {
+        let metadata = fs::metadata(root).map_err(|source| match source.kind() {
+            ErrorKind::NotFound => IngestError::MissingRoot { path: root.clone() },
+            _ => IngestError::Io {
+                path: root.clone(),
+                source,
+            },
+        })?;
+        if metadata.is_dir() {
+            walk_folder(root, &filter, &mut found);
+        } else {
+            found.add(root, &metadata);
+        }
+    }
+    let mut failures = found.failures;
+    failures.sort_by(|a, b| a.path.cmp(&b.path));
+    failures.dedup();
+    Ok((found.files.into_values().collect(), failures))
+}
+
+struct Filter {
+    include: Option<GlobSet>,
+    exclude: Option<GlobSet>,
+}
+
+impl Filter {
+    fn excludes(&self, relative: &Path, name: &Path) -> bool {
+        self.exclude
+            .as_ref()
+            .is_some_and(|globs| globs.is_match(relative) || globs.is_match(name))
+    }
+
+    fn includes(&self, relative: &Path, name: &Path, path: &Path) -> bool {
+        match &self.include {
+            Some(globs) => globs.is_match(relative) || globs.is_match(name),
+            None => Format::from_path(path).is_some(),
+        }
+    }
+}
+
+/// `None` for no patterns, so that "no include globs" can mean "the default extensions".
+fn glob_set(patterns: &[String]) -> Result<Option<GlobSet>, IngestError> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|source| IngestError::InvalidGlob {
+            pattern: pattern.clone(),
+            source,
+        })?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map(Some)
+        .map_err(|source| IngestError::InvalidGlob {
+            pattern: patterns.join(", "),
+            source,
+        })
+}
+
+fn walk_folder(root: &Path, filter: &Filter, found: &mut Found) {
+    let walker = WalkDir::new(root)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|entry| entry.depth() == 0 || !skipped(entry, root, filter));
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                let path = err.path().unwrap_or(root).to_path_buf();
+                let reason = match (err.loop_ancestor(), err.io_error()) {
+                    (Some(ancestor), _) => {
+                        format!("symbolic link loops back to {}", ancestor.display())
+                    }
+                    (None, Some(io)) => io.to_string(),
+                    (None, None) => err.to_string(),
+                };
+                found.failures.push(IngestFailure { path, reason });
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let relative = relative(&entry, root);
+        let name = Path::new(entry.file_name());
+        if !filter.includes(relative, name, entry.path()) || filter.excludes(relative, name) {
+            continue;
+        }
+        match entry.metadata() {
+            Ok(metadata) => found.add(entry.path(), &metadata),
+            Err(err) => found.failures.push(IngestFailure {
+                path: entry.path().to_path_buf(),
+                reason: err.to_string(),
+            }),
+        }
+    }
+}
+
+/// Hidden entries (`.git`, `.shiori`, editor lock files) and excluded folders are not walked.
+fn skipped(entry: &DirEntry, root: &Path, filter: &Filter) -> bool {
+    let hidden = entry.file_name().to_string_lossy().starts_with('.');
+    let name = Path::new(entry.file_name());
+    hidden || (entry.file_type().is_dir() && filter.excludes(relative(entry, root), name))
+}
+
+fn relative<'a>(entry: &'a DirEntry, root: &Path) -> &'a Path {
+    entry.path().strip_prefix(root).unwrap_or(entry.path())
+}
+
+struct Found {
+    max_file_bytes: u64,
+    /// Keyed by canonical path: overlapping roots and symlinks must not load a file twice.
+    files: BTreeMap<PathBuf, DiscoveredFile>,
+    failures: Vec<IngestFailure>,
+}
+
+impl Found {
+    fn add(&mut self, path: &Path, metadata: &Metadata) {
+        let path = match fs::canonicalize(path) {
+            Ok(canonical) => canonical,
+            Err(err) => {
+                let reason = err.to_string();
+                self.failures.push(IngestFailure {
+                    path: path.to_path_buf(),
+                    reason,
+                });
+                return;
+            }
+        };
+        let size = metadata.len();
+        if size > self.max_file_bytes {
+            let reason = format!(
+                "file too large: {} exceeds the {} limit",
+                human_size(size),
+                human_size(self.max_file_bytes)
+            );
+            self.failures.push(IngestFailure { path, reason });
+            return;
+        }
+        let modified = metadata.modified().map_or(0, unix_seconds);
+        self.files.insert(
+            path.clone(),
+            DiscoveredFile {
+                path,
+                size,
+                modified,
+            },
+        );
+    }
+}
+
+fn human_size(bytes: u64) -> String {
+    const KB: u64 = 1024;
+    const MB: u64 = 1024 * KB;
+    // Display only: f64 is exact far beyond any file size that matters here.
+    match bytes {
+        b if b >= MB => format!("{:.1} MB", b as f64 / MB as f64),
+        b if b >= KB => format!("{:.1} KB", b as f64 / KB as f64),
+        b => format!("{b} bytes"),
+    }
+}
+
+fn unix_seconds(time: SystemTime) -> i64 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_secs()).map_or(i64::MIN, |secs| -secs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (name, contents) in [
+            ("docs/a.md", "# A"),
+            ("docs/b.TXT", "b"),
+            ("docs/c.pdf", "%PDF"),
+            ("docs/.git/config.md", "hidden"),
+            ("docs/.shiori/cache.jsonl", "hidden"),
+            ("docs/.draft.md", "hidden"),
+            ("docs/sub/d.html", "<p>d</p>"),
+            ("docs/sub/deeper/e.jsonl", "{}"),
+            ("docs/node_modules/x.md", "vendored"),
+        ] {
+            let path = dir.path().join(name);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, contents).expect("write");
+        }
+        dir
+    }
+
+    fn names(dir: &tempfile::TempDir, files: &[DiscoveredFile]) -> Vec<String> {
+        let base = fs::canonicalize(dir.path()).expect("canonical");
+        files
+            .iter()
+            .map(|f| {
+                f.path
+                    .strip_prefix(&base)
+                    .expect("under base")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn walks_supported_files_sorted_and_skips_hidden_entries() {
+        let dir = tree();
+        let options = WalkOptions {
+            exclude: vec!["node_modules".into()],
+            ..WalkOptions::default()
+        };
+        let (files, failures) = discover(&[dir.path().join("docs")], &options).expect("discover");
+        assert!(failures.is_empty(), "{failures:?}");
+        assert_eq!(
+            names(&dir, &files),
+            [
+                "docs/a.md",
+                "docs/b.TXT",
+                "docs/sub/d.html",
+                "docs/sub/deeper/e.jsonl"
+            ]
+        );
+        assert!(files.iter().all(|f| f.path.is_absolute() && f.modified > 0));
+        assert_eq!(files[0].size, 3);
+    }
+
+    #[test]
+    fn include_globs_replace_the_extension_filter_and_exclude_globs_prune() {
+        let dir = tree();
+        let root = [dir.path().join("docs")];
+        let only_pdf = WalkOptions {
+            include: vec!["*.pdf".into()],
+            ..WalkOptions::default()
+        };
+        let (files, _) = discover(&root, &only_pdf).expect("discover");
+        assert_eq!(names(&dir, &files), ["docs/c.pdf"]);
+
+        let relative = WalkOptions {
+            include: vec!["sub/**".into()],
+            exclude: vec!["deeper".into(), "*.md".into()],
+            ..WalkOptions::default()
+        };
+        let (files, _) = discover(&root, &relative).expect("discover");
+        assert_eq!(names(&dir, &files), ["docs/sub/d.html"]);
+    }
+
+    #[test]
+    fn file_roots_are_taken_as_named_and_overlaps_are_found_once() {
+        let dir = tree();
+        let roots = [
+            dir.path().join("docs/c.pdf"),
+            dir.path().join("docs/sub"),
+            dir.path().join("docs/sub/../sub/d.html"),
+        ];
+        let (files, _) = discover(&roots, &WalkOptions::default()).expect("discover");
+        assert_eq!(
+            names(&dir, &files),
+            ["docs/c.pdf", "docs/sub/d.html", "docs/sub/deeper/e.jsonl"]
+        );
+    }
+
+    #[test]
+    fn files_over_the_limit_are_failures() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let big = dir.path().join("big.txt");
+        fs::write(&big, vec![b'a'; 1024 * 1024 * 3 / 2]).expect("write");
+        fs::write(dir.path().join("small.txt"), "ok").expect("write");
+        let options = WalkOptions {
+            max_file_bytes: 1024 * 1024,
+            ..WalkOptions::default()
+        };
+        let (files, failures) = discover(&[dir.path().to_path_buf()], &options).expect("discover");
+        assert_eq!(files.len(), 1);
+        let [failure] = failures.as_slice() else {
+            panic!("expected one failure, got {failures:?}");
+        };
+        assert_eq!(failure.path, fs::canonicalize(&big).expect("canonical"));
+        assert_eq!(
+            failure.reason,
+            "file too large: 1.5 MB exceeds the 1.0 MB limit"
+        );
+    }
+
+    #[test]
+    fn a_missing_root_is_an_error_naming_it() {
+        let err =
+            discover(&[PathBuf::from("/no/such/folder")], &WalkOptions::default()).unwrap_err();
+        assert!(matches!(err, IngestError::MissingRoot { .. }), "{err}");
+        assert_eq!(err.to_string(), "/no/such/folder: no such file or folder");
+    }
+
+    #[test]
+    fn a_bad_glob_is_an_error_naming_it() {
+        let options = WalkOptions {
+            include: vec!["a[".into()],
+            ..WalkOptions::default()
+        };
+        let err = discover(&[], &options).unwrap_err();
+        assert!(err.to_string().starts_with("invalid glob \"a[\""), "{err}");
+    }
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(human_size(50 * 1024 * 1024), "50.0 MB");
+        assert_eq!(human_size(1536), "1.5 KB");
+        assert_eq!(human_size(12), "12 bytes");
+    }
+}

@@ -1,0 +1,21 @@
+//! Local models run with candle, the embedding cache, and the registry assets they load from.
+//!
+//! - [`MiniLmEmbedder`]: all-MiniLM-L6-v2 sentence embeddings on the CPU, matching
+//!   sentence-transformers (mean pooling over the attention mask, L2 normalised).
+//! - [`EmbeddingCache`] and [`embed_with_cache`]: vectors kept in SQLite by (model, content hash),
+//!   so re-indexing unchanged text costs no inference.
+//! - [`assets`]: where models and dictionaries live on disk and how they are fetched from package
+//!   registries (the only place that knows their package names, versions and checksums).
+
+pub mod assets;
+mod batching;
+mod cache;
+mod cached_embed;
+mod minilm;
+mod pooling;
+#[cfg(test)]
+mod test_model;
+
+pub use cache::EmbeddingCache;
+pub use cached_embed::{embed_with_cache, CacheStats};
+pub use minilm::MiniLmEmbedder;

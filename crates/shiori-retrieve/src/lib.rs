@@ -1,0 +1,10 @@
+//! Retrieval: turns a query into ranked chunks. Runs the dense and BM25 retrievers over a store,
+//! fuses their rankings (RRF or weighted), applies time decay and metadata filters.
+
+mod decay;
+mod fusion;
+mod retriever;
+
+pub use decay::decay_factor;
+pub use fusion::{fuse, Fused};
+pub use retriever::{RetrieveError, Retrieved, Retriever};

@@ -1,0 +1,179 @@
+use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
+use shiori_core::{EmbedError, Embedder, Filters, Hit, IndexError, RetrievalConfig, RetrievalMode};
+use shiori_store::{Store, StoreError};
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum RetrieveError {
+    #[error("embedding the query failed: {0}")]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Ranked hits plus what the answer step needs to decide whether to refuse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieved {
+    pub hits: Vec<Hit>,
+    /// The best dense cosine for the query among the chunks that pass the filters.
+    pub best_dense: Option<f32>,
+    pub embed_ms: f64,
+    pub retrieve_ms: f64,
+}
+
+/// Runs retrieval over one store with one embedder.
+pub struct Retriever<'a> {
+    pub store: &'a Store,
+    pub embedder: &'a dyn Embedder,
+}
+
+/// When filtering BM25 results after the fact, over-fetch by this factor.
+const FILTER_OVERFETCH: usize = 10;
+
+impl Retriever<'_> {
+    /// Ranks chunks for `query`. `relevance_gate` asks for `best_dense` even in BM25 mode (it
+    /// costs one query embedding and a 1-nearest-neighbour search).
+    pub fn retrieve(
+        &self,
+        query: &str,
+        config: &RetrievalConfig,
+        filters: &Filters,
+        relevance_gate: bool,
+    ) -> Result<Retrieved, RetrieveError> {
+        let started = Instant::now();
+        let allowed: Option<HashSet<u64>> = if filters.is_empty() {
+            None
+        } else {
+            Some(self.store.keys_matching(filters)?.into_iter().collect())
+        };
+        let allow = allowed
+            .as_ref()
+            .map(|set| move |key: u64| set.contains(&key));
+        let allow_dyn: Option<&(dyn Fn(u64) -> bool + Sync)> =
+            allow.as_ref().map(|f| f as &(dyn Fn(u64) -> bool + Sync));
+        let candidates = config.candidates.max(config.top_k);
+
+        let wants_dense = config.mode != RetrievalMode::Bm25;
+        let mut embed_ms = 0.0;
+        let mut dense = Vec::new();
+        if wants_dense || relevance_gate {
+            let embed_started = Instant::now();
+            let query_vector = self.embedder.embed_query(query)?;
+            embed_ms = elapsed_ms(embed_started);
+            let k = if wants_dense { candidates } else { 1 };
+            dense = self.store.vectors().search(&query_vector, k, allow_dyn)?;
+        }
+        let best_dense = dense.first().map(|(_, score)| *score);
+
+        let bm25 = if config.mode == RetrievalMode::Dense {
+            Vec::new()
+        } else {
+            self.keyword_search(query, candidates, allowed.as_ref())?
+        };
+
+        let mut fused = match config.mode {
+            RetrievalMode::Dense => single(&dense, |f, s| f.dense = Some(s)),
+            RetrievalMode::Bm25 => single(&bm25, |f, s| f.bm25 = Some(s)),
+            RetrievalMode::Hybrid => fuse(&dense, &bm25, config.fusion, config.rrf_k, config.alpha),
+        };
+        if config.mode == RetrievalMode::Bm25 {
+            // The gate's cosine belongs to the dense top-1, not to the BM25 hits.
+            for f in &mut fused {
+                f.dense = None;
+            }
+        }
+
+        if let Some(decay) = &config.time_decay {
+            // Decay can reorder anything among the candidates, so weigh them all before cutting.
+            let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
+            let modified: HashMap<u64, i64> = self
+                .store
+                .chunks(&keys)?
+                .into_iter()
+                .map(|(key, chunk)| (key, chunk.modified))
+                .collect();
+            let now = now_seconds();
+            for f in &mut fused {
+                if let Some(t) = modified.get(&f.key) {
+                    f.score *= decay_factor(decay, *t, now);
+                }
+            }
+            sort_best_first(&mut fused);
+        }
+        fused.truncate(config.top_k);
+        let hits = self.to_hits(&fused)?;
+        Ok(Retrieved {
+            hits,
+            best_dense,
+            embed_ms,
+            retrieve_ms: elapsed_ms(started) - embed_ms,
+        })
+    }
+
+    fn keyword_search(
+        &self,
+        query: &str,
+        candidates: usize,
+        allowed: Option<&HashSet<u64>>,
+    ) -> Result<Vec<(u64, f32)>, RetrieveError> {
+        let keywords = self.store.keywords();
+        match allowed {
+            None => Ok(keywords.search(query, candidates)?),
+            Some(allowed) => {
+                let fetched = keywords.search(query, candidates * FILTER_OVERFETCH)?;
+                Ok(fetched
+                    .into_iter()
+                    .filter(|(key, _)| allowed.contains(key))
+                    .take(candidates)
+                    .collect())
+            }
+        }
+    }
+
+    fn to_hits(&self, fused: &[Fused]) -> Result<Vec<Hit>, RetrieveError> {
+        let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
+        let mut chunks: HashMap<u64, _> =
+            self.store.chunks(&keys)?.into_iter().collect();
+        Ok(fused
+            .iter()
+            .filter_map(|f| {
+                chunks.remove(&f.key).map(|chunk| Hit {
+                    chunk,
+                    score: f.score,
+                    dense_score: f.dense,
+                    bm25_score: f.bm25,
+                })
+            })
+            .collect())
+    }
+}
+
+fn single(list: &[(u64, f32)], mark: impl Fn(&mut Fused, f32)) -> Vec<Fused> {
+    list.iter()
+        .map(|(key, score)| {
+            let mut fused = Fused {
+                key: *key,
+                score: *score,
+                dense: None,
+                bm25: None,
+            };
+            mark(&mut fused, *score);
+            fused
+        })
+        .collect()
+}
+
+fn elapsed_ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

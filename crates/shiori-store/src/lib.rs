@@ -1,0 +1,301 @@
+//! The embedded store. SQLite holds documents, chunks and their vectors and is the source of
+//! truth; the BM25 index (tantivy) and the vector index (usearch) are derived from it and
+//! rebuilt whenever a crash may have left them behind.
+
+mod keyword;
+mod tables;
+mod vectors;
+
+pub use keyword::TantivyKeywordIndex;
+pub use tables::FileRecord;
+pub use vectors::UsearchIndex;
+
+use rusqlite::Connection;
+use shiori_analysis::JapaneseTokenization;
+use shiori_core::{Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("store database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("store metadata is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("cannot create the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("store schema version {found} is not supported (this build reads {expected})")]
+    SchemaVersion { found: String, expected: String },
+    #[error(
+        "this index was built with the embedder {stored} but {requested} is configured; \
+         re-embed it with `shiori index --reembed` or pick the embedder it was built with"
+    )]
+    EmbedderMismatch { stored: String, requested: String },
+    #[error("the store's lock was poisoned by a panic in another thread")]
+    Poisoned,
+}
+
+/// What a store is opened with: which embedder its vectors come from and how to analyse text.
+pub struct StoreOptions {
+    pub embedder_id: String,
+    pub dimension: usize,
+    pub japanese: JapaneseTokenization,
+}
+
+/// One file's new state, applied atomically by [`Store::apply`].
+pub enum FileChange {
+    Upsert {
+        file: FileRecord,
+        documents: Vec<Document>,
+        chunks: Vec<(Chunk, Vec<f32>)>,
+    },
+    Remove {
+        path: String,
+    },
+}
+
+/// A document that was not stored because another file (or an earlier record) holds its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateDocument {
+    pub doc_id: String,
+    pub path: String,
+    pub existing_path: String,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ApplyReport {
+    pub chunks_added: usize,
+    pub chunks_removed: usize,
+    pub duplicates: Vec<DuplicateDocument>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoreStats {
+    pub files: u64,
+    pub documents: u64,
+    pub chunks: u64,
+    pub embedder: String,
+    pub dimension: usize,
+    pub japanese_analyzer: String,
+    pub vector_index: String,
+}
+
+const DIRTY: &str = "derived_dirty";
+const REBUILD_BATCH: usize = 2_048;
+
+/// The embedded store: one data directory holding `shiori.sqlite`, `bm25/` and `vectors.usearch`.
+pub struct Store {
+    connection: Mutex<Connection>,
+    keywords: TantivyKeywordIndex,
+    vectors: UsearchIndex,
+    options: StoreOptions,
+    dir: PathBuf,
+}
+
+impl Store {
+    /// Opens or creates the store in `dir`, rebuilding the derived indexes if an earlier run
+    /// stopped before making them consistent with the tables.
+    pub fn open(dir: &Path, options: StoreOptions) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let connection = tables::open(&dir.join("shiori.sqlite"))?;
+        check_embedder(&connection, &options)?;
+        let keywords = TantivyKeywordIndex::open(&dir.join("bm25"), &options.japanese)?;
+        let vectors = UsearchIndex::open(&dir.join("vectors.usearch"), options.dimension)?;
+        let mut store = Store {
+            connection: Mutex::new(connection),
+            keywords,
+            vectors,
+            options,
+            dir: dir.to_path_buf(),
+        };
+        if store.needs_rebuild()? {
+            tracing::warn!("derived indexes are behind the tables; rebuilding them");
+            store.rebuild_derived()?;
+        }
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn connection(&self) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
+        self.connection.lock().map_err(|_| StoreError::Poisoned)
+    }
+
+    fn needs_rebuild(&self) -> Result<bool, StoreError> {
+        let connection = self.connection()?;
+        let dirty = tables::get_meta(&connection, DIRTY)?.as_deref() == Some("1");
+        let chunks = tables::count(&connection, "chunks")? as usize;
+        Ok(dirty
+            || self.keywords.was_reset() && chunks > 0
+            || self.keywords.len() != chunks
+            || self.vectors.len() != chunks)
+    }
+
+    /// Re-derives BM25 and vectors from the tables, then marks them consistent.
+    pub fn rebuild_derived(&mut self) -> Result<(), StoreError> {
+        let connection = self.connection.get_mut().map_err(|_| StoreError::Poisoned)?;
+        self.keywords.clear()?;
+        self.vectors.clear()?;
+        tables::for_each_chunk_batch(connection, REBUILD_BATCH, |batch| {
+            let texts: Vec<(u64, &str, &str)> = batch
+                .iter()
+                .map(|c| (c.key, c.title.as_str(), c.text.as_str()))
+                .collect();
+            self.keywords.upsert(&texts)?;
+            let vectors: Vec<(u64, Vec<f32>)> =
+                batch.into_iter().map(|c| (c.key, c.vector)).collect();
+            self.vectors.upsert(&vectors)?;
+            Ok(())
+        })?;
+        self.commit()
+    }
+
+    /// The stored state of a file, to decide whether it changed.
+    pub fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError> {
+        tables::file_record(&*self.connection()?, path)
+    }
+
+    /// Every indexed file path, sorted.
+    pub fn file_paths(&self) -> Result<Vec<String>, StoreError> {
+        tables::file_paths(&*self.connection()?)
+    }
+
+    /// Applies file changes in one transaction and feeds the derived indexes. Durable in the
+    /// tables at return; call [`Store::commit`] to make the derived indexes durable too.
+    pub fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
+        let mut report = ApplyReport::default();
+        let mut removed_keys = Vec::new();
+        let mut added: Vec<(u64, Chunk, Vec<f32>)> = Vec::new();
+        {
+            let connection = self.connection.get_mut().map_err(|_| StoreError::Poisoned)?;
+            let transaction = connection.transaction()?;
+            tables::set_meta(&transaction, DIRTY, "1")?;
+            for change in changes {
+                match change {
+                    FileChange::Remove { path } => {
+                        removed_keys.extend(tables::delete_file(&transaction, &path)?);
+                    }
+                    FileChange::Upsert {
+                        file,
+                        documents,
+                        chunks,
+                    } => {
+                        removed_keys.extend(tables::delete_file(&transaction, &file.path)?);
+                        tables::insert_file(&transaction, &file)?;
+                        let mut stored_docs = std::collections::HashSet::new();
+                        for document in &documents {
+                            if let Some(existing_path) =
+                                tables::document_owner(&transaction, &document.doc_id)?
+                            {
+                                report.duplicates.push(DuplicateDocument {
+                                    doc_id: document.doc_id.clone(),
+                                    path: file.path.clone(),
+                                    existing_path,
+                                });
+                                continue;
+                            }
+                            tables::insert_document(&transaction, &file.path, document)?;
+                            stored_docs.insert(document.doc_id.as_str());
+                        }
+                        for (chunk, vector) in chunks {
+                            if stored_docs.contains(chunk.doc_id.as_str()) {
+                                let key = tables::insert_chunk(&transaction, &chunk, &vector)?;
+                                added.push((key, chunk, vector));
+                            }
+                        }
+                    }
+                }
+            }
+            transaction.commit()?;
+        }
+        report.chunks_removed = removed_keys.len();
+        report.chunks_added = added.len();
+        self.keywords.remove(&removed_keys)?;
+        self.vectors.remove(&removed_keys)?;
+        let texts: Vec<(u64, &str, &str)> = added
+            .iter()
+            .map(|(key, chunk, _)| (*key, chunk.title.as_str(), chunk.text.as_str()))
+            .collect();
+        self.keywords.upsert(&texts)?;
+        let vectors: Vec<(u64, Vec<f32>)> = added
+            .into_iter()
+            .map(|(key, _, vector)| (key, vector))
+            .collect();
+        self.vectors.upsert(&vectors)?;
+        Ok(report)
+    }
+
+    /// Makes the derived indexes durable and marks them consistent with the tables.
+    pub fn commit(&mut self) -> Result<(), StoreError> {
+        self.keywords.persist()?;
+        self.vectors.persist()?;
+        tables::set_meta(&*self.connection()?, DIRTY, "0")?;
+        Ok(())
+    }
+
+    /// Chunks by store key, in the order given.
+    pub fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
+        tables::chunks_by_keys(&*self.connection()?, keys)
+    }
+
+    /// Every chunk of a document, in order.
+    pub fn document_chunks(&self, doc_id: &str) -> Result<Vec<Chunk>, StoreError> {
+        tables::chunks_of_document(&*self.connection()?, doc_id)
+    }
+
+    /// Keys of the chunks that pass `filters`.
+    pub fn keys_matching(&self, filters: &Filters) -> Result<Vec<u64>, StoreError> {
+        tables::keys_matching(&*self.connection()?, filters)
+    }
+
+    pub fn vectors(&self) -> &dyn VectorIndex {
+        &self.vectors
+    }
+
+    pub fn keywords(&self) -> &dyn KeywordIndex {
+        &self.keywords
+    }
+
+    pub fn stats(&self) -> Result<StoreStats, StoreError> {
+        let connection = self.connection()?;
+        Ok(StoreStats {
+            files: tables::count(&connection, "files")?,
+            documents: tables::count(&connection, "documents")?,
+            chunks: tables::count(&connection, "chunks")?,
+            embedder: self.options.embedder_id.clone(),
+            dimension: self.options.dimension,
+            japanese_analyzer: shiori_analysis::japanese_analyzer_name(&self.options.japanese)
+                .to_string(),
+            vector_index: "usearch-hnsw (exact below 20k vectors)".to_string(),
+        })
+    }
+}
+
+/// Refuses to mix vectors from two embedders; an empty store adopts the configured one.
+fn check_embedder(connection: &Connection, options: &StoreOptions) -> Result<(), StoreError> {
+    let stored = tables::get_meta(connection, "embedder")?;
+    let chunks = tables::count(connection, "chunks")?;
+    match stored {
+        Some(stored) if stored != options.embedder_id && chunks > 0 => {
+            Err(StoreError::EmbedderMismatch {
+                stored,
+                requested: options.embedder_id.clone(),
+            })
+        }
+        _ => {
+            tables::set_meta(connection, "embedder", &options.embedder_id)?;
+            tables::set_meta(connection, "dimension", &options.dimension.to_string())
+        }
+    }
+}

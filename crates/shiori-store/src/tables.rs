@@ -1,0 +1,359 @@
+//! The SQLite tables that are the source of truth: files, documents, chunks (with vectors), meta.
+
+use crate::StoreError;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use shiori_core::{Chunk, Document, Filters};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    indexed_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    file_path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
+    title TEXT NOT NULL,
+    source TEXT NOT NULL,
+    modified INTEGER NOT NULL,
+    metadata TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_by_file ON documents(file_path);
+CREATE TABLE IF NOT EXISTS chunks (
+    key INTEGER PRIMARY KEY AUTOINCREMENT,
+    chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    source TEXT NOT NULL,
+    text TEXT NOT NULL,
+    modified INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id);
+";
+
+/// What the store remembers about an indexed file, to skip it when unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    pub path: String,
+    pub content_hash: String,
+    pub size: u64,
+    pub modified: i64,
+}
+
+/// A chunk as read back for rebuilding the derived indexes.
+pub(crate) struct StoredChunk {
+    pub key: u64,
+    pub title: String,
+    pub text: String,
+    pub vector: Vec<f32>,
+}
+
+pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
+    let connection = Connection::open(path)?;
+    connection.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+         PRAGMA busy_timeout = 5000;",
+    )?;
+    connection.execute_batch(SCHEMA)?;
+    match get_meta(&connection, "schema_version")? {
+        None => set_meta(&connection, "schema_version", SCHEMA_VERSION)?,
+        Some(version) if version != SCHEMA_VERSION => {
+            return Err(StoreError::SchemaVersion {
+                found: version,
+                expected: SCHEMA_VERSION.to_string(),
+            })
+        }
+        Some(_) => {}
+    }
+    Ok(connection)
+}
+
+pub(crate) fn get_meta(connection: &Connection, key: &str) -> Result<Option<String>, StoreError> {
+    Ok(connection
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
+            row.get(0)
+        })
+        .optional()?)
+}
+
+pub(crate) fn set_meta(connection: &Connection, key: &str, value: &str) -> Result<(), StoreError> {
+    connection.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn count(connection: &Connection, table: &str) -> Result<u64, StoreError> {
+    let sql = format!("SELECT COUNT(*) FROM {table}");
+    Ok(connection.query_row(&sql, [], |row| row.get::<_, i64>(0))? as u64)
+}
+
+pub(crate) fn file_record(
+    connection: &Connection,
+    path: &str,
+) -> Result<Option<FileRecord>, StoreError> {
+    Ok(connection
+        .query_row(
+            "SELECT path, content_hash, size, modified FROM files WHERE path = ?1",
+            [path],
+            |row| {
+                Ok(FileRecord {
+                    path: row.get(0)?,
+                    content_hash: row.get(1)?,
+                    size: row.get::<_, i64>(2)? as u64,
+                    modified: row.get(3)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+pub(crate) fn file_paths(connection: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut statement = connection.prepare("SELECT path FROM files ORDER BY path")?;
+    let paths = statement
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(paths)
+}
+
+/// Deletes a file with its documents and chunks; returns the removed chunk keys.
+pub(crate) fn delete_file(transaction: &Transaction, path: &str) -> Result<Vec<u64>, StoreError> {
+    let keys = {
+        let mut statement = transaction.prepare_cached(
+            "SELECT c.key FROM chunks c JOIN documents d ON c.doc_id = d.doc_id
+             WHERE d.file_path = ?1",
+        )?;
+        let keys = statement
+            .query_map([path], |row| row.get::<_, i64>(0))?
+            .map(|key| key.map(|k| k as u64))
+            .collect::<Result<Vec<u64>, _>>()?;
+        keys
+    };
+    transaction.execute("DELETE FROM files WHERE path = ?1", [path])?;
+    Ok(keys)
+}
+
+pub(crate) fn insert_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
+    transaction.execute(
+        "INSERT INTO files (path, content_hash, size, modified, indexed_at)
+         VALUES (?1, ?2, ?3, ?4, strftime('%s', 'now'))",
+        params![file.path, file.content_hash, file.size as i64, file.modified],
+    )?;
+    Ok(())
+}
+
+/// The file that already holds `doc_id`, if any.
+pub(crate) fn document_owner(
+    transaction: &Transaction,
+    doc_id: &str,
+) -> Result<Option<String>, StoreError> {
+    Ok(transaction
+        .query_row(
+            "SELECT file_path FROM documents WHERE doc_id = ?1",
+            [doc_id],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+pub(crate) fn insert_document(
+    transaction: &Transaction,
+    file_path: &str,
+    document: &Document,
+) -> Result<(), StoreError> {
+    transaction
+        .prepare_cached(
+            "INSERT INTO documents (doc_id, file_path, title, source, modified, metadata)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            document.doc_id,
+            file_path,
+            document.title,
+            document.source,
+            document.modified,
+            serde_json::to_string(&document.metadata)?,
+        ])?;
+    Ok(())
+}
+
+pub(crate) fn insert_chunk(
+    transaction: &Transaction,
+    chunk: &Chunk,
+    vector: &[f32],
+) -> Result<u64, StoreError> {
+    transaction
+        .prepare_cached(
+            "INSERT INTO chunks (chunk_id, doc_id, idx, total, title, source, text, modified,
+                                 content_hash, metadata, vector)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?
+        .execute(params![
+            chunk.chunk_id,
+            chunk.doc_id,
+            chunk.index,
+            chunk.total,
+            chunk.title,
+            chunk.source,
+            chunk.text,
+            chunk.modified,
+            chunk.content_hash,
+            serde_json::to_string(&chunk.metadata)?,
+            vector_to_blob(vector),
+        ])?;
+    Ok(transaction.last_insert_rowid() as u64)
+}
+
+fn vector_to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn blob_to_vector(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+const CHUNK_COLUMNS: &str =
+    "key, chunk_id, doc_id, idx, total, title, source, text, modified, content_hash, metadata";
+
+fn chunk_from_row(row: &rusqlite::Row) -> rusqlite::Result<(u64, Chunk)> {
+    let metadata: String = row.get(10)?;
+    Ok((
+        row.get::<_, i64>(0)? as u64,
+        Chunk {
+            chunk_id: row.get(1)?,
+            doc_id: row.get(2)?,
+            index: row.get(3)?,
+            total: row.get(4)?,
+            title: row.get(5)?,
+            source: row.get(6)?,
+            text: row.get(7)?,
+            modified: row.get(8)?,
+            content_hash: row.get(9)?,
+            // Written by this module from a BTreeMap; an unreadable value only loses metadata.
+            metadata: serde_json::from_str::<BTreeMap<String, String>>(&metadata)
+                .unwrap_or_default(),
+        },
+    ))
+}
+
+/// Chunks by key, in the order of `keys`; keys no longer stored are skipped.
+pub(crate) fn chunks_by_keys(
+    connection: &Connection,
+    keys: &[u64],
+) -> Result<Vec<(u64, Chunk)>, StoreError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders = vec!["?"; keys.len()].join(",");
+    let sql = format!("SELECT {CHUNK_COLUMNS} FROM chunks WHERE key IN ({placeholders})");
+    let mut statement = connection.prepare(&sql)?;
+    let mut found: BTreeMap<u64, Chunk> = statement
+        .query_map(
+            rusqlite::params_from_iter(keys.iter().map(|k| *k as i64)),
+            chunk_from_row,
+        )?
+        .collect::<Result<_, _>>()?;
+    Ok(keys
+        .iter()
+        .filter_map(|key| found.remove(key).map(|chunk| (*key, chunk)))
+        .collect())
+}
+
+/// Chunks of one document, in order.
+pub(crate) fn chunks_of_document(
+    connection: &Connection,
+    doc_id: &str,
+) -> Result<Vec<Chunk>, StoreError> {
+    let sql = format!("SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ?1 ORDER BY idx");
+    let mut statement = connection.prepare(&sql)?;
+    let chunks = statement
+        .query_map([doc_id], chunk_from_row)?
+        .map(|row| row.map(|(_, chunk)| chunk))
+        .collect::<Result<_, _>>()?;
+    Ok(chunks)
+}
+
+/// Keys of the chunks that `filters` accepts, evaluated in SQL.
+pub(crate) fn keys_matching(
+    connection: &Connection,
+    filters: &Filters,
+) -> Result<Vec<u64>, StoreError> {
+    let mut conditions = vec!["1 = 1".to_string()];
+    let mut values: Vec<rusqlite::types::Value> = Vec::new();
+    if !filters.doc_ids.is_empty() {
+        let placeholders = vec!["?"; filters.doc_ids.len()].join(",");
+        conditions.push(format!("doc_id IN ({placeholders})"));
+        values.extend(filters.doc_ids.iter().cloned().map(Into::into));
+    }
+    if let Some(prefix) = &filters.source_prefix {
+        conditions.push("substr(source, 1, length(?)) = ?".to_string());
+        values.push(prefix.clone().into());
+        values.push(prefix.clone().into());
+    }
+    for (key, value) in &filters.metadata {
+        conditions.push("json_extract(metadata, ?) = ?".to_string());
+        values.push(format!("$.\"{}\"", key.replace('"', "")).into());
+        values.push(value.clone().into());
+    }
+    if let Some(after) = filters.modified_after {
+        conditions.push("modified >= ?".to_string());
+        values.push(after.into());
+    }
+    if let Some(before) = filters.modified_before {
+        conditions.push("modified <= ?".to_string());
+        values.push(before.into());
+    }
+    let sql = format!("SELECT key FROM chunks WHERE {}", conditions.join(" AND "));
+    let mut statement = connection.prepare(&sql)?;
+    let keys = statement
+        .query_map(rusqlite::params_from_iter(values), |row| {
+            row.get::<_, i64>(0)
+        })?
+        .map(|key| key.map(|k| k as u64))
+        .collect::<Result<_, _>>()?;
+    Ok(keys)
+}
+
+/// Every chunk with its vector, `batch` at a time, for rebuilding the derived indexes.
+pub(crate) fn for_each_chunk_batch(
+    connection: &Connection,
+    batch: usize,
+    mut visit: impl FnMut(Vec<StoredChunk>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut statement =
+        connection.prepare("SELECT key, title, text, vector FROM chunks ORDER BY key")?;
+    let mut rows = statement.query([])?;
+    let mut pending = Vec::with_capacity(batch);
+    while let Some(row) = rows.next()? {
+        let blob: Vec<u8> = row.get(3)?;
+        pending.push(StoredChunk {
+            key: row.get::<_, i64>(0)? as u64,
+            title: row.get(1)?,
+            text: row.get(2)?,
+            vector: blob_to_vector(&blob),
+        });
+        if pending.len() == batch {
+            visit(std::mem::replace(&mut pending, Vec::with_capacity(batch)))?;
+        }
+    }
+    if !pending.is_empty() {
+        visit(pending)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,234 @@
+use shiori_core::{IndexError, VectorIndex};
+use std::path::{Path, PathBuf};
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+/// Below this many vectors a query scans them all: exact, and still sub-millisecond.
+const EXACT_SEARCH_LIMIT: usize = 20_000;
+/// HNSW graph degree and beam widths; recall@50 stays above 0.99 on 100k MiniLM vectors.
+const CONNECTIVITY: usize = 16;
+const EXPANSION_ADD: usize = 128;
+const EXPANSION_SEARCH: usize = 96;
+
+/// Chunk vectors in a usearch HNSW index, saved to one file. Vectors are L2-normalised, so the
+/// inner-product metric is cosine; searches are exact while the collection is small.
+pub struct UsearchIndex {
+    index: Index,
+    path: PathBuf,
+    dimension: usize,
+}
+
+fn backend(error: impl std::fmt::Display) -> IndexError {
+    IndexError::Backend(error.to_string())
+}
+
+fn io_error(path: &Path, error: impl std::fmt::Display) -> IndexError {
+    IndexError::Io {
+        path: path.display().to_string(),
+        message: error.to_string(),
+    }
+}
+
+impl UsearchIndex {
+    /// Opens the index saved at `path`, or an empty one when there is none or it does not fit
+    /// `dimension` (the store then rebuilds it from its tables).
+    pub fn open(path: &Path, dimension: usize) -> Result<Self, IndexError> {
+        let options = IndexOptions {
+            dimensions: dimension,
+            metric: MetricKind::IP,
+            quantization: ScalarKind::F32,
+            connectivity: CONNECTIVITY,
+            expansion_add: EXPANSION_ADD,
+            expansion_search: EXPANSION_SEARCH,
+            multi: false,
+        };
+        let index = Index::new(&options).map_err(backend)?;
+        let path_str = path.to_str().ok_or_else(|| io_error(path, "path is not UTF-8"))?;
+        if path.exists() {
+            let fits = Index::metadata(path_str)
+                .map(|meta| meta.dimensions as usize == dimension)
+                .unwrap_or(false);
+            if fits {
+                index.load(path_str).map_err(|e| io_error(path, e))?;
+            }
+        }
+        Ok(UsearchIndex {
+            index,
+            path: path.to_path_buf(),
+            dimension,
+        })
+    }
+
+    /// Drops every vector (before a rebuild).
+    pub fn clear(&mut self) -> Result<(), IndexError> {
+        self.index.reset().map_err(backend)
+    }
+
+    fn check_dimension(&self, vector: &[f32]) -> Result<(), IndexError> {
+        if vector.len() == self.dimension {
+            Ok(())
+        } else {
+            Err(IndexError::Dimension {
+                expected: self.dimension,
+                got: vector.len(),
+            })
+        }
+    }
+
+    fn reserve_for(&self, additional: usize) -> Result<(), IndexError> {
+        let needed = self.index.size() + additional;
+        if needed > self.index.capacity() {
+            let capacity = needed.max(self.index.capacity() * 2).max(1024);
+            self.index.reserve(capacity).map_err(backend)?;
+        }
+        Ok(())
+    }
+}
+
+impl VectorIndex for UsearchIndex {
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn len(&self) -> usize {
+        self.index.size()
+    }
+
+    fn upsert(&mut self, entries: &[(u64, Vec<f32>)]) -> Result<(), IndexError> {
+        self.reserve_for(entries.len())?;
+        for (key, vector) in entries {
+            self.check_dimension(vector)?;
+            if self.index.contains(*key) {
+                self.index.remove(*key).map_err(backend)?;
+            }
+            self.index.add(*key, vector).map_err(backend)?;
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError> {
+        for key in keys {
+            self.index.remove(*key).map_err(backend)?;
+        }
+        Ok(())
+    }
+
+    fn persist(&mut self) -> Result<(), IndexError> {
+        // Save beside the live file and rename over it, so a crash leaves the old file whole.
+        let temporary = self.path.with_extension("usearch.tmp");
+        let temporary_str = temporary
+            .to_str()
+            .ok_or_else(|| io_error(&temporary, "path is not UTF-8"))?;
+        self.index
+            .save(temporary_str)
+            .map_err(|e| io_error(&temporary, e))?;
+        std::fs::rename(&temporary, &self.path).map_err(|e| io_error(&self.path, e))
+    }
+
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: Option<&(dyn Fn(u64) -> bool + Sync)>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        self.check_dimension(query)?;
+        let size = self.index.size();
+        if size == 0 || k == 0 {
+            return Ok(Vec::new());
+        }
+        let matches = match allowed {
+            None if size <= EXACT_SEARCH_LIMIT => {
+                self.index.exact_search(query, k.min(size)).map_err(backend)?
+            }
+            Some(allowed) if size <= EXACT_SEARCH_LIMIT => {
+                let all = self.index.exact_search(query, size).map_err(backend)?;
+                return Ok(all
+                    .keys
+                    .into_iter()
+                    .zip(all.distances)
+                    .filter(|(key, _)| allowed(*key))
+                    .take(k)
+                    .map(|(key, distance)| (key, 1.0 - distance))
+                    .collect());
+            }
+            None => {
+                self.index
+                    .change_expansion_search(EXPANSION_SEARCH.max(2 * k));
+                self.index.search(query, k).map_err(backend)?
+            }
+            Some(allowed) => {
+                self.index
+                    .change_expansion_search(EXPANSION_SEARCH.max(2 * k));
+                self.index
+                    .filtered_search(query, k, allowed)
+                    .map_err(backend)?
+            }
+        };
+        Ok(matches
+            .keys
+            .into_iter()
+            .zip(matches.distances)
+            .map(|(key, distance)| (key, 1.0 - distance))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(values: &[f32]) -> Vec<f32> {
+        let norm = values.iter().map(|v| v * v).sum::<f32>().sqrt();
+        values.iter().map(|v| v / norm).collect()
+    }
+
+    #[test]
+    fn finds_nearest_and_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.usearch");
+        let mut index = UsearchIndex::open(&path, 3).unwrap();
+        index
+            .upsert(&[
+                (1, unit(&[1.0, 0.0, 0.0])),
+                (2, unit(&[0.0, 1.0, 0.0])),
+                (3, unit(&[1.0, 1.0, 0.0])),
+            ])
+            .unwrap();
+        index.persist().unwrap();
+        let reopened = UsearchIndex::open(&path, 3).unwrap();
+        let hits = reopened.search(&unit(&[1.0, 0.1, 0.0]), 2, None).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 3]);
+        assert!((hits[0].1 - 0.995).abs() < 0.01);
+    }
+
+    #[test]
+    fn remove_filter_and_dimension_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = UsearchIndex::open(&dir.path().join("v.usearch"), 2).unwrap();
+        index
+            .upsert(&[(1, unit(&[1.0, 0.0])), (2, unit(&[0.9, 0.1]))])
+            .unwrap();
+        index.remove(&[1]).unwrap();
+        assert_eq!(index.len(), 1, "removed vectors no longer count");
+        index.upsert(&[(2, unit(&[0.0, 1.0]))]).unwrap();
+        assert_eq!(index.len(), 1, "an upsert replaces");
+        index.upsert(&[(2, unit(&[0.9, 0.1]))]).unwrap();
+        let hits = index.search(&unit(&[1.0, 0.0]), 5, None).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![2]);
+        let none = index.search(&unit(&[1.0, 0.0]), 5, Some(&|key| key != 2)).unwrap();
+        assert!(none.is_empty());
+        assert!(matches!(
+            index.search(&[1.0, 0.0, 0.0], 1, None),
+            Err(IndexError::Dimension { expected: 2, got: 3 })
+        ));
+    }
+
+    #[test]
+    fn reopening_with_another_dimension_starts_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.usearch");
+        let mut index = UsearchIndex::open(&path, 2).unwrap();
+        index.upsert(&[(1, unit(&[1.0, 0.0]))]).unwrap();
+        index.persist().unwrap();
+        assert!(UsearchIndex::open(&path, 4).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,168 @@
+//! The store end to end: atomic file changes, derived indexes, recovery after a crash.
+
+use shiori_analysis::JapaneseTokenization;
+use shiori_core::{Chunk, Document, Filters};
+use shiori_store::{FileChange, FileRecord, Store, StoreError, StoreOptions};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn options(embedder: &str) -> StoreOptions {
+    StoreOptions {
+        embedder_id: embedder.to_string(),
+        dimension: 3,
+        japanese: JapaneseTokenization::load(None).unwrap(),
+    }
+}
+
+fn open(dir: &Path) -> Store {
+    Store::open(dir, options("test-embedder")).unwrap()
+}
+
+fn upsert(path: &str, doc_id: &str, texts: &[(&str, [f32; 3])]) -> FileChange {
+    let metadata = BTreeMap::from([("project".to_string(), path.to_string())]);
+    FileChange::Upsert {
+        file: FileRecord {
+            path: path.to_string(),
+            content_hash: format!("hash-{path}"),
+            size: 1,
+            modified: 10,
+        },
+        documents: vec![Document {
+            doc_id: doc_id.to_string(),
+            title: doc_id.to_string(),
+            source: path.to_string(),
+            text: String::new(),
+            modified: 10,
+            metadata: metadata.clone(),
+        }],
+        chunks: texts
+            .iter()
+            .enumerate()
+            .map(|(index, (text, vector))| {
+                let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+                (
+                    Chunk {
+                        chunk_id: format!("{doc_id}#{index}"),
+                        doc_id: doc_id.to_string(),
+                        title: doc_id.to_string(),
+                        source: path.to_string(),
+                        text: text.to_string(),
+                        index: index as u32,
+                        total: texts.len() as u32,
+                        modified: 10,
+                        content_hash: format!("{text}-hash"),
+                        metadata: metadata.clone(),
+                    },
+                    vector.iter().map(|v| v / norm).collect(),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn keyword_doc_ids(store: &Store, query: &str) -> Vec<String> {
+    let keys: Vec<u64> = store.keywords().search(query, 10).unwrap().into_iter().map(|h| h.0).collect();
+    store.chunks(&keys).unwrap().into_iter().map(|(_, c)| c.doc_id).collect()
+}
+
+#[test]
+fn applies_replaces_and_removes_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    let report = store
+        .apply(vec![
+            upsert("a.txt", "a", &[("apples grow on trees", [1.0, 0.0, 0.0]), ("pears too", [0.9, 0.1, 0.0])]),
+            upsert("b.txt", "b", &[("bananas are yellow", [0.0, 1.0, 0.0])]),
+        ])
+        .unwrap();
+    store.commit().unwrap();
+    assert_eq!(report.chunks_added, 3);
+    assert_eq!(keyword_doc_ids(&store, "bananas"), ["b"]);
+    let nearest = store.vectors().search(&[0.0, 1.0, 0.0], 1, None).unwrap();
+    assert_eq!(store.chunks(&[nearest[0].0]).unwrap()[0].1.doc_id, "b");
+
+    let report = store
+        .apply(vec![
+            upsert("a.txt", "a", &[("cherries are red", [0.0, 0.0, 1.0])]),
+            FileChange::Remove { path: "b.txt".to_string() },
+        ])
+        .unwrap();
+    store.commit().unwrap();
+    assert_eq!((report.chunks_added, report.chunks_removed), (1, 3));
+    // Character bigrams may match unrelated text weakly, so check that no removed key remains.
+    let live: Vec<u64> = store.keys_matching(&Filters::default()).unwrap();
+    for query in ["bananas", "apples", "pears"] {
+        for (key, _) in store.keywords().search(query, 10).unwrap() {
+            assert!(live.contains(&key), "{query} found removed key {key}");
+        }
+    }
+    assert_eq!(keyword_doc_ids(&store, "cherries"), ["a"]);
+    assert_eq!(store.keywords().len(), 1);
+    assert_eq!(store.vectors().len(), 1);
+    assert_eq!(store.file_paths().unwrap(), ["a.txt"]);
+    assert_eq!(store.document_chunks("a").unwrap().len(), 1);
+}
+
+#[test]
+fn duplicate_document_ids_are_reported_not_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    store.apply(vec![upsert("a.jsonl", "same", &[("first", [1.0, 0.0, 0.0])])]).unwrap();
+    let report = store
+        .apply(vec![upsert("b.jsonl", "same", &[("second", [0.0, 1.0, 0.0])])])
+        .unwrap();
+    assert_eq!(report.chunks_added, 0);
+    assert_eq!(report.duplicates[0].existing_path, "a.jsonl");
+    assert_eq!(store.stats().unwrap().chunks, 1);
+}
+
+#[test]
+fn filters_select_keys_in_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    store
+        .apply(vec![
+            upsert("docs/a.txt", "a", &[("one", [1.0, 0.0, 0.0])]),
+            upsert("notes/b.txt", "b", &[("two", [0.0, 1.0, 0.0])]),
+        ])
+        .unwrap();
+    let doc_of = |filters: &Filters| -> Vec<String> {
+        let keys = store.keys_matching(filters).unwrap();
+        store.chunks(&keys).unwrap().into_iter().map(|(_, c)| c.doc_id).collect()
+    };
+    let by_prefix = Filters { source_prefix: Some("notes/".into()), ..Filters::default() };
+    assert_eq!(doc_of(&by_prefix), ["b"]);
+    let mut by_metadata = Filters::default();
+    by_metadata.metadata.insert("project".into(), "docs/a.txt".into());
+    assert_eq!(doc_of(&by_metadata), ["a"]);
+    let too_new = Filters { modified_after: Some(11), ..Filters::default() };
+    assert!(doc_of(&too_new).is_empty());
+}
+
+#[test]
+fn derived_indexes_are_rebuilt_after_a_crash_before_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut store = open(dir.path());
+        store.apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])]).unwrap();
+        store.commit().unwrap();
+        store.apply(vec![upsert("b.txt", "b", &[("bananas", [0.0, 1.0, 0.0])])]).unwrap();
+        // Dropped without commit: the tables have b, the saved indexes do not.
+    }
+    let store = open(dir.path());
+    assert_eq!(keyword_doc_ids(&store, "bananas"), ["b"]);
+    assert_eq!(store.vectors().len(), 2);
+}
+
+#[test]
+fn a_store_refuses_another_embedder() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    store.apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])]).unwrap();
+    store.commit().unwrap();
+    drop(store);
+    match Store::open(dir.path(), options("other-embedder")) {
+        Err(StoreError::EmbedderMismatch { stored, .. }) => assert_eq!(stored, "test-embedder"),
+        other => panic!("expected a mismatch, got {:?}", other.err()),
+    }
+}

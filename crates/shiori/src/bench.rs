@@ -1,0 +1,151 @@
+//! `shiori bench`: embedding throughput and query latency, measured on real corpora.
+
+use crate::cli::Cli;
+use crate::output;
+use anyhow::{Context, Result};
+use shiori_core::{Embedder, Filters, RetrievalConfig, RetrievalMode};
+use shiori_engine::{Config, Engine};
+use shiori_models::assets::ShioriHome;
+use shiori_models::MiniLmEmbedder;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::time::Instant;
+
+fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>> {
+    let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+    BufReader::new(file)
+        .lines()
+        .filter(|line| line.as_ref().map_or(true, |l| !l.trim().is_empty()))
+        .enumerate()
+        .map(|(index, line)| {
+            let line = line.with_context(|| format!("{}", path.display()))?;
+            serde_json::from_str(&line)
+                .with_context(|| format!("{}: line {}", path.display(), index + 1))
+        })
+        .collect()
+}
+
+fn percentile(sorted: &[f64], fraction: f64) -> f64 {
+    sorted
+        .get(((sorted.len().saturating_sub(1)) as f64 * fraction).round() as usize)
+        .copied()
+        .unwrap_or(0.0)
+}
+
+/// Embeds the `text` of every record (up to `limit`) in one call and reports passages/s.
+pub fn embed(cli: &Cli, home: &ShioriHome, corpus: &Path, limit: Option<usize>) -> Result<()> {
+    let config = Config::load(&cli.data_dir)?;
+    let model_dir = config.embedder.path.unwrap_or_else(|| home.minilm_dir());
+    let embedder = MiniLmEmbedder::load(&model_dir)?;
+    let records = read_jsonl(corpus)?;
+    let texts: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r.get("text").and_then(|t| t.as_str()))
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
+    embedder.embed_passages(&texts[..texts.len().min(32)])?;
+    let started = Instant::now();
+    embedder.embed_passages(&texts)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let mut query_ms: Vec<f64> = texts
+        .iter()
+        .take(50)
+        .map(|text| {
+            let one = Instant::now();
+            embedder
+                .embed_query(&text.chars().take(60).collect::<String>())
+                .map(|_| one.elapsed().as_secs_f64() * 1000.0)
+        })
+        .collect::<Result<_, _>>()?;
+    query_ms.sort_by(f64::total_cmp);
+    let result = serde_json::json!({
+        "embedder": embedder.model_id(),
+        "passages": texts.len(),
+        "seconds": seconds,
+        "passages_per_second": texts.len() as f64 / seconds,
+        "query_embed_p50_ms": percentile(&query_ms, 0.5),
+        "query_embed_p95_ms": percentile(&query_ms, 0.95),
+    });
+    output::print(cli.json, &result, || {
+        format!(
+            "{}: {} passages in {:.2} s = {:.1} passages/s; query embedding p50 {:.2} ms, p95 {:.2} ms",
+            embedder.model_id(),
+            texts.len(),
+            seconds,
+            texts.len() as f64 / seconds,
+            percentile(&query_ms, 0.5),
+            percentile(&query_ms, 0.95)
+        )
+    })
+}
+
+/// Repeats a BEIR corpus (with fresh ids) until it has `chunks` records, indexes it into a
+/// temporary data directory (repeats hit the embedding cache), and times every query.
+pub fn query(
+    cli: &Cli,
+    home: &ShioriHome,
+    dataset: &Path,
+    chunks: usize,
+    mode: RetrievalMode,
+) -> Result<()> {
+    let corpus = read_jsonl(&dataset.join("corpus.jsonl"))?;
+    let queries = read_jsonl(&dataset.join("queries.jsonl"))?;
+    anyhow::ensure!(!corpus.is_empty(), "{}: empty corpus", dataset.display());
+    let work = tempfile::tempdir()?;
+    let corpus_path = work.path().join("corpus.jsonl");
+    let mut writer = std::io::BufWriter::new(std::fs::File::create(&corpus_path)?);
+    for index in 0..chunks {
+        let mut record = corpus[index % corpus.len()].clone();
+        let id = record.get("_id").and_then(|v| v.as_str()).unwrap_or("doc").to_string();
+        record["_id"] = serde_json::Value::String(format!("{id}~{}", index / corpus.len()));
+        writeln!(writer, "{record}")?;
+    }
+    writer.flush()?;
+    drop(writer);
+    let data_dir = work.path().join("data");
+    Config::default().save(&data_dir)?;
+    let mut engine = Engine::open(&data_dir, home)?;
+    let index_started = Instant::now();
+    let report = engine.index(&[corpus_path], &crate::progress::Bar::default())?;
+    let index_seconds = index_started.elapsed().as_secs_f64();
+    let config = RetrievalConfig {
+        mode,
+        top_k: 10,
+        ..RetrievalConfig::default()
+    };
+    let texts: Vec<&str> = queries
+        .iter()
+        .filter_map(|q| q.get("text").and_then(|t| t.as_str()))
+        .collect();
+    for text in texts.iter().take(5) {
+        engine.search(text, &config, &Filters::default())?;
+    }
+    let mut latencies = Vec::with_capacity(texts.len());
+    for text in &texts {
+        let started = Instant::now();
+        engine.search(text, &config, &Filters::default())?;
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    latencies.sort_by(f64::total_cmp);
+    let stats = engine.stats()?;
+    let result = serde_json::json!({
+        "chunks": stats.chunks,
+        "mode": mode,
+        "queries": latencies.len(),
+        "index_seconds": index_seconds,
+        "chunks_embedded": report.chunks_embedded,
+        "p50_ms": percentile(&latencies, 0.5),
+        "p95_ms": percentile(&latencies, 0.95),
+    });
+    output::print(cli.json, &result, || {
+        format!(
+            "{} chunks ({:?}): {} queries, p50 {:.2} ms, p95 {:.2} ms (indexed in {:.1} s)",
+            stats.chunks,
+            mode,
+            latencies.len(),
+            percentile(&latencies, 0.5),
+            percentile(&latencies, 0.95),
+            index_seconds
+        )
+    })
+}

@@ -1,0 +1,184 @@
+//! The `shiori` command line: a thin layer over `shiori-engine` that parses arguments, shows
+//! progress on a terminal and prints results as text or JSON.
+
+mod bench;
+mod cli;
+mod output;
+mod progress;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use cli::{BenchAction, Cli, Command, ModelsAction, RetrievalArgs};
+use shiori_core::{Filters, RetrievalConfig};
+use shiori_engine::{Config, Engine};
+use shiori_models::assets::{self, ShioriHome};
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SHIORI_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    if let Err(error) = run(&cli) {
+        eprintln!("error: {error:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: &Cli) -> Result<()> {
+    let home = ShioriHome::from_env()?;
+    match &cli.command {
+        Command::Init => {
+            let config = Config::load(&cli.data_dir)?;
+            config.save(&cli.data_dir)?;
+            output::print(cli.json, &serde_json::json!({"data_dir": cli.data_dir}), || {
+                format!("initialised {}", cli.data_dir.display())
+            })
+        }
+        Command::Index { paths } => {
+            let mut engine = open_engine(cli, &home)?;
+            let report = engine.index(paths, &progress::Bar::default())?;
+            output::print(cli.json, &report, || output::index_report(&report))
+        }
+        Command::Search {
+            query,
+            retrieval,
+            filters,
+        } => {
+            let engine = open_engine(cli, &home)?;
+            let config = retrieval_config(&engine.config.retrieval, retrieval, None);
+            let retrieved = engine.search(query, &config, &parse_filters(filters)?)?;
+            let sources: Vec<shiori_core::Source> =
+                retrieved.hits.iter().map(Into::into).collect();
+            output::print(
+                cli.json,
+                &serde_json::json!({
+                    "hits": sources,
+                    "best_dense": retrieved.best_dense,
+                    "timings_ms": {"embed_ms": retrieved.embed_ms, "retrieve_ms": retrieved.retrieve_ms},
+                }),
+                || output::hits(&retrieved.hits),
+            )
+        }
+        Command::Ask {
+            question,
+            retrieval,
+            threshold,
+            filters,
+        } => {
+            let engine = open_engine(cli, &home)?;
+            let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
+            let answer = engine.ask(question, &config, &parse_filters(filters)?)?;
+            output::print(cli.json, &answer, || output::answer(&answer))
+        }
+        Command::Eval {
+            dataset,
+            retrieval,
+            threshold,
+            sweep_threshold,
+        } => {
+            let mut engine = open_engine(cli, &home)?;
+            let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
+            let run = engine.evaluate(dataset, &config, &progress::Bar::default())?;
+            let sweep = sweep_threshold.then(|| {
+                let thresholds: Vec<f32> = (0..=20).map(|i| i as f32 * 0.05).collect();
+                shiori_eval::sweep_thresholds(&run.dataset, &run.outcomes, &thresholds)
+            });
+            if cli.json {
+                let mut value = serde_json::to_value(&run.report)?;
+                if let (Some(rows), Some(object)) = (&sweep, value.as_object_mut()) {
+                    object.insert("threshold_sweep".to_string(), serde_json::to_value(rows)?);
+                }
+                println!("{}", serde_json::to_string_pretty(&value)?);
+                Ok(())
+            } else {
+                println!("{}", output::eval_report(&run.report, &config));
+                if let Some(rows) = &sweep {
+                    println!("{}", output::sweep(rows));
+                }
+                Ok(())
+            }
+        }
+        Command::Stats => {
+            let engine = open_engine(cli, &home)?;
+            let stats = engine.stats()?;
+            output::print(cli.json, &stats, || output::stats(&stats))
+        }
+        Command::Models { action } => match action {
+            ModelsAction::Fetch => {
+                let mut log = |line: &str| eprintln!("{line}");
+                let minilm = assets::fetch_minilm(&home, &mut log)?;
+                let dictionary = assets::fetch_ipadic(&home, &mut log)?;
+                output::print(
+                    cli.json,
+                    &serde_json::json!({"minilm": minilm, "ipadic": dictionary}),
+                    || format!("models ready under {}", home.0.display()),
+                )
+            }
+            ModelsAction::List => {
+                let assets = assets::list_assets(&home);
+                output::print(cli.json, &assets, || output::assets(&assets))
+            }
+        },
+        Command::Bench { action } => match action {
+            BenchAction::Embed { corpus, limit } => bench::embed(cli, &home, corpus, *limit),
+            BenchAction::Query {
+                dataset,
+                chunks,
+                mode,
+            } => bench::query(cli, &home, dataset, *chunks, (*mode).into()),
+        },
+    }
+}
+
+fn open_engine(cli: &Cli, home: &ShioriHome) -> Result<Engine> {
+    Engine::open(&cli.data_dir, home).with_context(|| {
+        format!(
+            "cannot open the data directory {} (run `shiori models fetch` first if the models are missing)",
+            cli.data_dir.display()
+        )
+    })
+}
+
+fn retrieval_config(
+    base: &RetrievalConfig,
+    args: &RetrievalArgs,
+    threshold: Option<f32>,
+) -> RetrievalConfig {
+    RetrievalConfig {
+        mode: args.mode.map_or(base.mode, Into::into),
+        top_k: args.top_k.unwrap_or(base.top_k),
+        fusion: args.fusion.map_or(base.fusion, Into::into),
+        rrf_k: args.rrf_k.unwrap_or(base.rrf_k),
+        alpha: args.alpha.unwrap_or(base.alpha),
+        threshold: threshold.unwrap_or(base.threshold),
+        ..base.clone()
+    }
+}
+
+fn parse_filters(raw: &[String]) -> Result<Filters> {
+    let mut filters = Filters::default();
+    for item in raw {
+        let Some((key, value)) = item.split_once('=') else {
+            bail!("--filter {item:?} is not KEY=VALUE");
+        };
+        let timestamp = || {
+            value
+                .parse::<i64>()
+                .with_context(|| format!("--filter {key}: {value:?} is not Unix seconds"))
+        };
+        match key {
+            "doc_id" => filters.doc_ids.push(value.to_string()),
+            "source_prefix" => filters.source_prefix = Some(value.to_string()),
+            "modified_after" => filters.modified_after = Some(timestamp()?),
+            "modified_before" => filters.modified_before = Some(timestamp()?),
+            _ => {
+                filters.metadata.insert(key.to_string(), value.to_string());
+            }
+        }
+    }
+    Ok(filters)
+}

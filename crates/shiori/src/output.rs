@@ -1,0 +1,161 @@
+//! Text renderings of results; `--json` prints the serialised values instead.
+
+use anyhow::Result;
+use serde::Serialize;
+use shiori_core::{Answer, Hit, RetrievalConfig};
+use shiori_engine::IndexReport;
+use shiori_eval::{EvalReport, SweepRow};
+use shiori_models::assets::AssetStatus;
+use shiori_store::StoreStats;
+use std::fmt::Write;
+
+/// Prints `value` as JSON, or the text `render` makes.
+pub fn print<T: Serialize>(json: bool, value: &T, render: impl FnOnce() -> String) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(value)?);
+    } else {
+        println!("{}", render());
+    }
+    Ok(())
+}
+
+fn snippet(text: &str, max_chars: usize) -> String {
+    let mut snippet: String = text.chars().take(max_chars).collect();
+    if text.chars().count() > max_chars {
+        snippet.push('…');
+    }
+    snippet.replace('\n', " ")
+}
+
+pub fn index_report(report: &IndexReport) -> String {
+    let mut text = format!(
+        "indexed {} file(s), {} unchanged, {} removed; {} document(s), +{} / -{} chunks; \
+         embedded {} (cache {}) in {:.1} s",
+        report.files_indexed,
+        report.files_unchanged,
+        report.files_removed,
+        report.documents,
+        report.chunks_added,
+        report.chunks_removed,
+        report.chunks_embedded,
+        report.chunks_cached,
+        report.elapsed_ms / 1000.0
+    );
+    for failure in &report.failures {
+        let _ = write!(text, "\nskipped {}: {}", failure.path, failure.reason);
+    }
+    text
+}
+
+pub fn hits(hits: &[Hit]) -> String {
+    if hits.is_empty() {
+        return "no results".to_string();
+    }
+    let mut text = String::new();
+    for (rank, hit) in hits.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "{:>2}. {:.4}  {}  {}\n    {}",
+            rank + 1,
+            hit.score,
+            hit.chunk.chunk_id,
+            hit.chunk.title,
+            snippet(&hit.chunk.text, 160)
+        );
+    }
+    text.trim_end().to_string()
+}
+
+pub fn answer(answer: &Answer) -> String {
+    let mut text = if answer.refused {
+        format!("Refused: {}", answer.answer)
+    } else {
+        format!("Answer: {}", answer.answer)
+    };
+    if !answer.sources.is_empty() {
+        text.push_str("\n\nSources:");
+        for (number, source) in answer.sources.iter().enumerate() {
+            let _ = write!(
+                text,
+                "\n  [{}] {} — {} (score {:.4})",
+                number + 1,
+                if source.title.is_empty() { &source.doc_id } else { &source.title },
+                source.source,
+                source.score
+            );
+        }
+    }
+    let _ = write!(text, "\n({:.1} ms)", answer.timings_ms.total_ms);
+    text
+}
+
+pub fn eval_report(report: &EvalReport, config: &RetrievalConfig) -> String {
+    let mut text = format!(
+        "{}: {} queries ({} scored), mode {:?}, fusion {:?}\n",
+        report.dataset, report.queries, report.scored_queries, config.mode, config.fusion
+    );
+    let rows = [
+        ("ndcg@10", Some(report.ndcg_at_10)),
+        ("recall@10", Some(report.recall_at_10)),
+        ("precision@10", Some(report.precision_at_10)),
+        ("mrr@10", Some(report.mrr_at_10)),
+        ("hit@1", Some(report.hit_at_1)),
+        ("hit@5", Some(report.hit_at_5)),
+        ("hit@10", Some(report.hit_at_10)),
+        ("no_answer_accuracy", report.no_answer_accuracy),
+        ("answer_rate", report.answer_rate),
+        ("answer_in_top1", report.answer_in_top1),
+    ];
+    for (name, value) in rows {
+        if let Some(value) = value {
+            let _ = writeln!(text, "  {name:<20} {value:.4}");
+        }
+    }
+    let _ = write!(
+        text,
+        "  {:<20} p50 {:.2} ms, p95 {:.2} ms (threshold {:.2})",
+        "latency", report.latency_p50_ms, report.latency_p95_ms, config.threshold
+    );
+    text
+}
+
+pub fn sweep(rows: &[SweepRow]) -> String {
+    let mut text = "threshold  answer_rate  no_answer_accuracy".to_string();
+    for row in rows {
+        let _ = write!(
+            text,
+            "\n{:>9.2}  {:>11.4}  {:>18.4}",
+            row.threshold, row.answer_rate, row.no_answer_accuracy
+        );
+    }
+    text
+}
+
+pub fn stats(stats: &StoreStats) -> String {
+    format!(
+        "files {}\ndocuments {}\nchunks {}\nembedder {} ({} dimensions)\njapanese analyzer {}\nvector index {}",
+        stats.files,
+        stats.documents,
+        stats.chunks,
+        stats.embedder,
+        stats.dimension,
+        stats.japanese_analyzer,
+        stats.vector_index
+    )
+}
+
+pub fn assets(assets: &[AssetStatus]) -> String {
+    assets
+        .iter()
+        .map(|a| {
+            format!(
+                "{:<24} {:<8} {}  ({})",
+                a.name,
+                if a.present { "present" } else { "missing" },
+                a.path.display(),
+                a.package
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,174 @@
+//! End to end: indexing a folder, re-indexing, deletions, bad files and crash recovery.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+fn file_name(doc_id: &str) -> &str {
+    doc_id.rsplit('/').next().unwrap_or(doc_id)
+}
+
+#[test]
+fn indexes_a_folder_and_ranks_the_right_documents() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    copy_fixtures(&corpus);
+    let data = work.path().join("data");
+    let report = index(&data, &corpus);
+    assert_eq!(report["files_indexed"], 5, "{report}");
+    assert_eq!(report["failures"].as_array().unwrap().len(), 0, "{report}");
+    assert_eq!(report["documents"], 6, "faq.jsonl holds two records: {report}");
+
+    let cases = [
+        ("有給休暇は何日もらえますか", "vacation.md"),
+        ("how do I connect to the VPN", "vpn.txt"),
+        ("taxi receipt reimbursement", "expenses.html"),
+        ("パスワードを忘れた", "faq-password"),
+        ("how much storage does a workspace get", "faq-storage"),
+        ("Osaka office address", "offices.csv"),
+    ];
+    for mode in ["bm25", "dense", "hybrid"] {
+        for (query, expected) in cases {
+            if mode == "dense" && !query.is_ascii() {
+                // all-MiniLM-L6-v2 is English-only: its Japanese ranking is not a promise.
+                continue;
+            }
+            let ids = search_ids(&data, query, mode);
+            assert_eq!(file_name(&ids[0]), expected, "{mode} {query}: {ids:?}");
+        }
+    }
+    let html = run_json(&data, &["search", "tracking script", "--mode", "bm25"]);
+    for hit in html["hits"].as_array().unwrap() {
+        assert!(!hit["text"].as_str().unwrap().contains("do not index"), "{hit}");
+    }
+}
+
+#[test]
+fn reindexing_skips_unchanged_files_and_drops_deleted_ones() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    copy_fixtures(&corpus);
+    let data = work.path().join("data");
+    let first = index(&data, &corpus);
+    let chunks_before = run_json(&data, &["stats"])["chunks"].as_u64().unwrap();
+
+    let second = index(&data, &corpus);
+    assert_eq!(second["chunks_embedded"], 0, "{second}");
+    assert_eq!(second["files_indexed"], 0, "{second}");
+    assert_eq!(second["files_unchanged"], first["files_indexed"], "{second}");
+
+    std::fs::remove_file(corpus.join("vpn.txt")).unwrap();
+    let third = index(&data, &corpus);
+    assert_eq!(third["files_removed"], 1, "{third}");
+    assert!(third["chunks_removed"].as_u64().unwrap() >= 1, "{third}");
+    let chunks_after = run_json(&data, &["stats"])["chunks"].as_u64().unwrap();
+    assert_eq!(chunks_after, chunks_before - third["chunks_removed"].as_u64().unwrap());
+    for mode in ["bm25", "dense"] {
+        let ids = search_ids(&data, "WireGuard VPN client", mode);
+        assert!(ids.iter().all(|id| file_name(id) != "vpn.txt"), "{ids:?}");
+    }
+
+    std::fs::write(
+        corpus.join("vacation.md"),
+        "# 休暇制度\n\n## 夏季休暇\n\n夏季休暇は8月に3日間取得できます。",
+    )
+    .unwrap();
+    let fourth = index(&data, &corpus);
+    assert_eq!(fourth["files_indexed"], 1, "{fourth}");
+    let ids = search_ids(&data, "夏季休暇", "bm25");
+    assert_eq!(file_name(&ids[0]), "vacation.md");
+}
+
+#[test]
+fn bad_files_fail_alone_and_are_named() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("good.md"), "# Good\n\nThe cafeteria opens at 11:30.").unwrap();
+    std::fs::write(corpus.join("empty.txt"), "").unwrap();
+    std::fs::write(corpus.join("latin1.txt"), b"caf\xe9 au lait \xff\xfe").unwrap();
+    std::fs::write(corpus.join("binary.txt"), b"ELF\x00\x01\x02\x00\x00binary").unwrap();
+    let huge = "All work and no play makes a dull index.\n".repeat(50 * 1024 * 1024 / 41 + 1);
+    std::fs::write(corpus.join("huge.txt"), huge).unwrap();
+    std::fs::write(
+        corpus.join("records.jsonl"),
+        "{\"doc_id\":\"r1\",\"text\":\"Parking is free on weekends.\"}\n{broken\n",
+    )
+    .unwrap();
+
+    let data = work.path().join("data");
+    let report = index(&data, &corpus);
+    assert_eq!(report["files_indexed"], 2, "{report}");
+    let failures: Vec<(String, String)> = report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["reason"].as_str().unwrap().to_lowercase(),
+            )
+        })
+        .collect();
+    let reason_for = |name: &str| {
+        failures
+            .iter()
+            .find(|(path, _)| path.contains(name))
+            .map(|(_, reason)| reason.clone())
+            .unwrap_or_else(|| panic!("{name} not reported: {failures:?}"))
+    };
+    assert!(reason_for("empty.txt").contains("empty"));
+    assert!(reason_for("latin1.txt").contains("utf-8"));
+    assert!(reason_for("binary.txt").contains("binary"));
+    assert!(reason_for("huge.txt").contains("too large"));
+    assert!(reason_for("records.jsonl").contains("line 2"));
+    assert_eq!(failures.len(), 5, "{failures:?}");
+    assert_eq!(file_name(&search_ids(&data, "cafeteria", "bm25")[0]), "good.md");
+    assert_eq!(search_ids(&data, "parking weekends", "bm25")[0], "r1");
+}
+
+#[test]
+fn a_killed_index_run_leaves_a_store_that_opens_and_resumes() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let files = 1_500;
+    for i in 0..files {
+        std::fs::write(
+            corpus.join(format!("note-{i:04}.txt")),
+            format!("Meeting note number {i}. The topic was project {} and budget line {}.", i % 37, i * 7),
+        )
+        .unwrap();
+    }
+    let data = work.path().join("data");
+    let mut child = command(&data)
+        .arg("index")
+        .arg(&corpus)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill once the first batch has reached the database, well before the run can finish.
+    let database = data.join("shiori.sqlite-wal");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::metadata(&database).map_or(0, |m| m.len()) < 64 * 1024 {
+        assert!(Instant::now() < deadline, "indexing never wrote to the store");
+        assert!(child.try_wait().unwrap().is_none(), "indexing finished before it could be killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let partial = run_json(&data, &["stats"]);
+    let stored = partial["files"].as_u64().unwrap();
+    assert!(stored < files, "the kill came too late to test anything: {partial}");
+
+    let resumed = index(&data, &corpus);
+    assert_eq!(resumed["files_unchanged"].as_u64().unwrap(), stored, "{resumed}");
+    let stats = run_json(&data, &["stats"]);
+    assert_eq!(stats["files"], files, "{stats}");
+    assert_eq!(stats["chunks"], files, "{stats}");
+    let ids = search_ids(&data, "Meeting note number 1499", "bm25");
+    assert!(ids[0].ends_with("note-1499.txt"), "{ids:?}");
+}
