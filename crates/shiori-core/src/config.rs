@@ -64,8 +64,10 @@ impl Default for RetrievalConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum ChunkerKind {
-    /// Fixed size with overlap, snapped to sentence ends.
+    /// Markdown documents by header, everything else fixed size.
     #[default]
+    Auto,
+    /// Fixed size with overlap, snapped to sentence ends.
     Fixed,
     /// Splits on paragraph, line, sentence and word separators in turn until pieces fit.
     Recursive,
@@ -89,7 +91,7 @@ pub struct ChunkerConfig {
 impl Default for ChunkerConfig {
     fn default() -> Self {
         ChunkerConfig {
-            kind: ChunkerKind::Fixed,
+            kind: ChunkerKind::Auto,
             max_chars: 800,
             overlap_chars: 100,
             records_whole: true,

@@ -20,38 +20,55 @@ impl Batch {
     }
 }
 
-/// Splits `sequences` (token ids, already truncated) into batches of at most `batch_size` rows,
-/// shortest first, each right-padded with `pad_id` to its own longest row.
-pub(crate) fn plan_batches(sequences: &[&[u32]], batch_size: usize, pad_id: u32) -> Vec<Batch> {
+/// Splits `sequences` (token ids, already truncated) into batches, shortest first, each
+/// right-padded with `pad_id` to its own longest row. A batch has at most `max_rows` rows and at
+/// most `max_tokens` padded tokens (unless a single sequence is longer), so batches of long
+/// inputs get fewer rows and the model's intermediate tensors stay about the same size.
+pub(crate) fn plan_batches(
+    sequences: &[&[u32]],
+    max_rows: usize,
+    max_tokens: usize,
+    pad_id: u32,
+) -> Vec<Batch> {
     let mut order: Vec<usize> = (0..sequences.len()).collect();
     // Stable, so equal-length inputs keep their relative order and runs are reproducible.
     order.sort_by_key(|&i| sequences[i].len());
-    order
-        .chunks(batch_size.max(1))
-        .map(|chunk| {
-            let seq_len = chunk
-                .iter()
-                .map(|&i| sequences[i].len())
-                .max()
-                .unwrap_or(0);
-            let mut ids = Vec::with_capacity(chunk.len() * seq_len);
-            let mut mask = Vec::with_capacity(chunk.len() * seq_len);
-            for &i in chunk {
-                let seq = sequences[i];
-                let padding = seq_len - seq.len();
-                ids.extend_from_slice(seq);
-                ids.extend(std::iter::repeat_n(pad_id, padding));
-                mask.extend(std::iter::repeat_n(1, seq.len()));
-                mask.extend(std::iter::repeat_n(0, padding));
-            }
-            Batch {
-                origins: chunk.to_vec(),
-                seq_len,
-                ids,
-                mask,
-            }
-        })
-        .collect()
+
+    let mut batches = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        // Lengths only grow along `order`, so the row being added is always the longest.
+        let mut end = start + 1;
+        while end < order.len()
+            && end - start < max_rows
+            && (end - start + 1) * sequences[order[end]].len() <= max_tokens
+        {
+            end += 1;
+        }
+        batches.push(pad_batch(sequences, &order[start..end], pad_id));
+        start = end;
+    }
+    batches
+}
+
+fn pad_batch(sequences: &[&[u32]], rows: &[usize], pad_id: u32) -> Batch {
+    let seq_len = rows.iter().map(|&i| sequences[i].len()).max().unwrap_or(0);
+    let mut ids = Vec::with_capacity(rows.len() * seq_len);
+    let mut mask = Vec::with_capacity(rows.len() * seq_len);
+    for &i in rows {
+        let seq = sequences[i];
+        let padding = seq_len - seq.len();
+        ids.extend_from_slice(seq);
+        ids.extend(std::iter::repeat_n(pad_id, padding));
+        mask.extend(std::iter::repeat_n(1, seq.len()));
+        mask.extend(std::iter::repeat_n(0, padding));
+    }
+    Batch {
+        origins: rows.to_vec(),
+        seq_len,
+        ids,
+        mask,
+    }
 }
 
 #[cfg(test)]
@@ -63,7 +80,7 @@ mod tests {
         let a: &[u32] = &[1, 2, 3, 4];
         let b: &[u32] = &[5];
         let c: &[u32] = &[6, 7];
-        let batches = plan_batches(&[a, b, c], 2, 0);
+        let batches = plan_batches(&[a, b, c], 2, 100, 0);
         assert_eq!(
             batches,
             vec![
@@ -84,7 +101,26 @@ mod tests {
     }
 
     #[test]
+    fn long_rows_make_smaller_batches() {
+        let short: &[u32] = &[1; 3];
+        let long: &[u32] = &[2; 5];
+        let batches = plan_batches(&[long, short, short, long, long], 8, 10, 0);
+        let rows: Vec<Vec<usize>> = batches.iter().map(|b| b.origins.clone()).collect();
+        // Two short rows fit in 10 tokens, a third long one would not; long rows go two by two.
+        assert_eq!(rows, vec![vec![1, 2], vec![0, 3], vec![4]]);
+        assert_eq!(batches[1].seq_len, 5);
+    }
+
+    #[test]
+    fn a_sequence_longer_than_the_budget_gets_a_batch_of_its_own() {
+        let long: &[u32] = &[7; 20];
+        let batches = plan_batches(&[long, long], 8, 10, 0);
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[0].ids, vec![7; 20]);
+    }
+
+    #[test]
     fn no_input_gives_no_batches() {
-        assert!(plan_batches(&[], 32, 0).is_empty());
+        assert!(plan_batches(&[], 32, 100, 0).is_empty());
     }
 }

@@ -160,10 +160,7 @@ mod tests {
         cache
             .lock()
             .unwrap()
-            .execute(
-                "INSERT INTO embeddings VALUES ('m', 'h', x'000102')",
-                [],
-            )
+            .execute("INSERT INTO embeddings VALUES ('m', 'h', x'000102')", [])
             .unwrap();
         let err = cache.get_many("m", &["h"]).unwrap_err();
         assert!(err.to_string().contains("3 bytes"), "{err}");

@@ -126,7 +126,10 @@ mod tests {
     }
 
     fn vector_for(text: &str) -> Vec<f32> {
-        vec![text.len() as f32, f32::from(text.bytes().next().unwrap_or(0))]
+        vec![
+            text.len() as f32,
+            f32::from(text.bytes().next().unwrap_or(0)),
+        ]
     }
 
     #[test]
@@ -143,7 +146,13 @@ mod tests {
             vectors,
             vec![vector_for("alpha"), vector_for("be"), vector_for("alpha")]
         );
-        assert_eq!(stats, CacheStats { hits: 0, embedded: 2 });
+        assert_eq!(
+            stats,
+            CacheStats {
+                hits: 0,
+                embedded: 2
+            }
+        );
         assert_eq!(*embedder.seen.lock().unwrap(), vec!["alpha", "be"]);
 
         embedder.seen.lock().unwrap().clear();
@@ -153,7 +162,13 @@ mod tests {
             vectors,
             vec![vector_for("gamma"), vector_for("be"), vector_for("alpha")]
         );
-        assert_eq!(stats, CacheStats { hits: 2, embedded: 1 });
+        assert_eq!(
+            stats,
+            CacheStats {
+                hits: 2,
+                embedded: 1
+            }
+        );
         assert_eq!(*embedder.seen.lock().unwrap(), vec!["gamma"]);
     }
 
@@ -161,13 +176,21 @@ mod tests {
     fn wrong_sized_cached_vector_is_embedded_again() {
         let dir = tempfile::tempdir().unwrap();
         let cache = EmbeddingCache::open(&dir.path().join("c.sqlite")).unwrap();
-        cache.put_many("counting", &[("h1", &[1.0, 2.0, 3.0])]).unwrap();
+        cache
+            .put_many("counting", &[("h1", &[1.0, 2.0, 3.0])])
+            .unwrap();
         let embedder = CountingEmbedder {
             seen: Mutex::new(Vec::new()),
         };
         let (vectors, stats) = embed_with_cache(&embedder, &cache, &[("h1", "abc")]).unwrap();
         assert_eq!(vectors, vec![vector_for("abc")]);
-        assert_eq!(stats, CacheStats { hits: 0, embedded: 1 });
+        assert_eq!(
+            stats,
+            CacheStats {
+                hits: 0,
+                embedded: 1
+            }
+        );
         assert_eq!(
             cache.get_many("counting", &["h1"]).unwrap(),
             vec![Some(vector_for("abc"))]

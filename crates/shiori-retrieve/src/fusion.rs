@@ -23,14 +23,14 @@ pub fn fuse(
     alpha: f32,
 ) -> Vec<Fused> {
     let mut merged: HashMap<u64, Fused> = HashMap::with_capacity(dense.len() + bm25.len());
-    let mut entry = |key: u64| -> &mut Fused {
+    fn entry(merged: &mut HashMap<u64, Fused>, key: u64) -> &mut Fused {
         merged.entry(key).or_insert(Fused {
             key,
             score: 0.0,
             dense: None,
             bm25: None,
         })
-    };
+    }
     let contributions = |list: &[(u64, f32)], weight: f32| -> Vec<(u64, f32, f32)> {
         match kind {
             FusionKind::Rrf => list
@@ -57,12 +57,12 @@ pub fn fuse(
         }
     };
     for (key, raw, contribution) in contributions(dense, alpha) {
-        let fused = entry(key);
+        let fused = entry(&mut merged, key);
         fused.dense = Some(raw);
         fused.score += contribution;
     }
     for (key, raw, contribution) in contributions(bm25, 1.0 - alpha) {
-        let fused = entry(key);
+        let fused = entry(&mut merged, key);
         fused.bm25 = Some(raw);
         fused.score += contribution;
     }

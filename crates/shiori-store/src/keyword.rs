@@ -44,9 +44,11 @@ struct AnalyzedField {
     boost: Score,
 }
 
-/// A [`KeywordIndex`] backed by tantivy, with one writer kept open for the index's lifetime.
+/// A [`KeywordIndex`] backed by tantivy. The writer (which holds tantivy's directory lock) is
+/// opened on the first change, so processes that only search never wait for an indexing run.
 pub struct TantivyKeywordIndex {
-    writer: IndexWriter<TantivyDocument>,
+    index: Index,
+    writer: Option<IndexWriter<TantivyDocument>>,
     reader: IndexReader,
     key: Field,
     fields: Vec<AnalyzedField>,
@@ -149,12 +151,6 @@ impl TantivyKeywordIndex {
             });
         }
 
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .min(WRITER_MAX_THREADS);
-        let writer = index
-            .writer_with_num_threads(threads, WRITER_MEMORY_BYTES)
-            .map_err(backend)?;
         // Searches see exactly what `persist` committed, not whatever a background merge or
         // commit timer happens to publish.
         let reader = index
@@ -163,7 +159,8 @@ impl TantivyKeywordIndex {
             .try_into()
             .map_err(backend)?;
         Ok(Self {
-            writer,
+            index,
+            writer: None,
             reader,
             key,
             fields,
@@ -180,15 +177,28 @@ impl TantivyKeywordIndex {
     /// Drops every chunk, including changes not yet persisted; like every change, visible to
     /// searches after [`persist`](KeywordIndex::persist).
     pub fn clear(&mut self) -> Result<(), IndexError> {
+        let writer = self.writer()?;
         // Rolling back first keeps documents still in the indexing pipeline from landing after
         // the segments are dropped.
-        self.writer.rollback().map_err(backend)?;
-        self.writer.delete_all_documents().map_err(backend)?;
+        writer.rollback().map_err(backend)?;
+        writer.delete_all_documents().map_err(backend)?;
         Ok(())
     }
 
-    fn delete_key(&self, key: u64) {
-        self.writer.delete_term(Term::from_field_u64(self.key, key));
+    fn writer(&mut self) -> Result<&mut IndexWriter<TantivyDocument>, IndexError> {
+        if self.writer.is_none() {
+            let threads = std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .min(WRITER_MAX_THREADS);
+            let writer = self
+                .index
+                .writer_with_num_threads(threads, WRITER_MEMORY_BYTES)
+                .map_err(backend)?;
+            self.writer = Some(writer);
+        }
+        self.writer
+            .as_mut()
+            .ok_or_else(|| IndexError::Backend("the index writer could not be opened".into()))
     }
 }
 
@@ -199,29 +209,47 @@ impl KeywordIndex for TantivyKeywordIndex {
     }
 
     fn upsert(&mut self, entries: &[(u64, &str, &str)]) -> Result<(), IndexError> {
-        for &(key, title, text) in entries {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let key_field = self.key;
+        let documents: Vec<(Term, TantivyDocument)> = entries
+            .iter()
+            .map(|&(key, title, text)| {
+                let body = format!("{title}\n{text}");
+                let mut document = TantivyDocument::default();
+                document.add_u64(key_field, key);
+                for field in &self.fields {
+                    document.add_text(field.field, &body);
+                }
+                (Term::from_field_u64(key_field, key), document)
+            })
+            .collect();
+        let writer = self.writer()?;
+        for (term, document) in documents {
             // A delete applies only to documents added before it, so the new one survives.
-            self.delete_key(key);
-            let body = format!("{title}\n{text}");
-            let mut document = TantivyDocument::default();
-            document.add_u64(self.key, key);
-            for field in &self.fields {
-                document.add_text(field.field, &body);
-            }
-            self.writer.add_document(document).map_err(backend)?;
+            writer.delete_term(term);
+            writer.add_document(document).map_err(backend)?;
         }
         Ok(())
     }
 
     fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let key_field = self.key;
+        let writer = self.writer()?;
         for &key in keys {
-            self.delete_key(key);
+            writer.delete_term(Term::from_field_u64(key_field, key));
         }
         Ok(())
     }
 
     fn persist(&mut self) -> Result<(), IndexError> {
-        self.writer.commit().map_err(backend)?;
+        if let Some(writer) = self.writer.as_mut() {
+            writer.commit().map_err(backend)?;
+        }
         self.reader.reload().map_err(backend)
     }
 

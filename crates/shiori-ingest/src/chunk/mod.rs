@@ -36,7 +36,8 @@ pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk>
         _ if text.is_empty() => Vec::new(),
         ChunkerKind::Record => vec![Piece::plain(text.to_owned())],
         _ if whole_record => vec![Piece::plain(text.to_owned())],
-        ChunkerKind::Fixed => fixed::split(text, max, config.overlap_chars)
+        ChunkerKind::Auto if is_markdown(document) => markdown::split(text, max),
+        ChunkerKind::Fixed | ChunkerKind::Auto => fixed::split(text, max, config.overlap_chars)
             .into_iter()
             .map(Piece::plain)
             .collect(),
@@ -69,6 +70,10 @@ pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk>
             }
         })
         .collect()
+}
+
+fn is_markdown(document: &Document) -> bool {
+    document.metadata.get("doc_type").map(String::as_str) == Some("markdown")
 }
 
 /// Records (JSONL lines, CSV rows) are written to be read whole.

@@ -46,7 +46,10 @@ mod tests {
         )
         .unwrap_err();
         let message = err.to_string();
-        assert!(message.contains("`sh -c echo boom >&2; exit 3`"), "{message}");
+        assert!(
+            message.contains("`sh -c echo boom >&2; exit 3`"),
+            "{message}"
+        );
         assert!(message.contains("boom"), "{message}");
         assert_eq!(log, vec!["running sh -c echo boom >&2; exit 3"]);
     }

@@ -14,7 +14,10 @@ use super::{ShioriHome, IPADIC_PACKAGE, IPADIC_SOURCE_DIR};
 pub fn fetch_ipadic(home: &ShioriHome, log: &mut dyn FnMut(&str)) -> Result<PathBuf, AssetError> {
     let target = home.ipadic_dictionary();
     if target.is_file() {
-        log(&format!("IPADIC dictionary already at {}", target.display()));
+        log(&format!(
+            "IPADIC dictionary already at {}",
+            target.display()
+        ));
         return Ok(target);
     }
     let source = Path::new(IPADIC_SOURCE_DIR);

@@ -61,7 +61,10 @@ pub fn fetch_minilm(home: &ShioriHome, log: &mut dyn FnMut(&str)) -> Result<Path
         std::fs::remove_dir_all(&target).map_err(io_at(&target))?;
     }
     std::fs::rename(&staged, &target).map_err(io_at(&target))?;
-    log(&format!("all-MiniLM-L6-v2 installed at {}", target.display()));
+    log(&format!(
+        "all-MiniLM-L6-v2 installed at {}",
+        target.display()
+    ));
     Ok(target)
 }
 

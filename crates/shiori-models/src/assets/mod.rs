@@ -40,7 +40,10 @@ impl ShioriHome {
         Self::from_vars(std::env::var_os("SHIORI_HOME"), std::env::var_os("HOME"))
     }
 
-    fn from_vars(shiori_home: Option<OsString>, home: Option<OsString>) -> Result<Self, AssetError> {
+    fn from_vars(
+        shiori_home: Option<OsString>,
+        home: Option<OsString>,
+    ) -> Result<Self, AssetError> {
         let non_empty = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
         match (non_empty(shiori_home), non_empty(home)) {
             (Some(root), _) => Ok(Self(root)),
@@ -54,6 +57,11 @@ impl ShioriHome {
         self.0.join("models").join("all-MiniLM-L6-v2")
     }
 
+    /// The embedding cache shared by every data directory.
+    pub fn embedding_cache(&self) -> PathBuf {
+        self.0.join("cache").join("embeddings.sqlite")
+    }
+
     /// The vibrato system dictionary built from IPADIC.
     pub fn ipadic_dictionary(&self) -> PathBuf {
         self.0.join("dict").join("ipadic.vibrato")
@@ -61,7 +69,7 @@ impl ShioriHome {
 }
 
 /// One asset as `shiori models list` shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AssetStatus {
     pub name: &'static str,
     pub path: PathBuf,
