@@ -6,6 +6,8 @@ mod config;
 mod seams;
 mod types;
 
-pub use config::{ChunkerConfig, ChunkerKind, FusionKind, RetrievalConfig, RetrievalMode, TimeDecay};
+pub use config::{
+    ChunkerConfig, ChunkerKind, FusionKind, RetrievalConfig, RetrievalMode, TimeDecay,
+};
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
 pub use types::{Answer, Chunk, Document, Filters, Hit, Source, Timings};

@@ -44,7 +44,11 @@ impl Engine {
             };
             outcomes.push(QueryOutcome {
                 refused: relevance.refuses(&retrieved.hits),
-                ranked_doc_ids: retrieved.hits.iter().map(|h| h.chunk.doc_id.clone()).collect(),
+                ranked_doc_ids: retrieved
+                    .hits
+                    .iter()
+                    .map(|h| h.chunk.doc_id.clone())
+                    .collect(),
                 top_text: retrieved.hits.first().map(|h| h.chunk.text.clone()),
                 best_dense: retrieved.best_dense,
                 latency_ms: started.elapsed().as_secs_f64() * 1000.0,

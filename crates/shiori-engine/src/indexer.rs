@@ -2,7 +2,9 @@ use crate::{Engine, EngineError};
 use rayon::prelude::*;
 use serde::Serialize;
 use shiori_core::{Chunk, Document};
-use shiori_ingest::{chunk_document, content_hash, discover, load_file, DiscoveredFile, WalkOptions};
+use shiori_ingest::{
+    chunk_document, content_hash, discover, load_file, DiscoveredFile, WalkOptions,
+};
 use shiori_models::embed_with_cache;
 use shiori_store::{FileChange, FileRecord};
 use std::collections::HashSet;

@@ -164,12 +164,19 @@ fn read_qrels(path: &Path) -> Result<HashMap<String, HashMap<String, u32>>, Eval
             message,
         };
         let [query, doc, grade] = fields[..] else {
-            return Err(parse_error(format!("expected 3 tab-separated fields, got {}", fields.len())));
+            return Err(parse_error(format!(
+                "expected 3 tab-separated fields, got {}",
+                fields.len()
+            )));
         };
         let grade: u32 = match grade.parse() {
             Ok(grade) => grade,
             Err(_) if index == 0 => continue,
-            Err(_) => return Err(parse_error(format!("score {grade:?} is not a whole number"))),
+            Err(_) => {
+                return Err(parse_error(format!(
+                    "score {grade:?} is not a whole number"
+                )))
+            }
         };
         if grade > 0 {
             qrels
@@ -216,7 +223,11 @@ mod tests {
     #[test]
     fn reads_beir_with_and_without_header_and_graded_qrels() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("corpus.jsonl"), "{\"_id\":\"d1\",\"text\":\"x\"}\n").unwrap();
+        std::fs::write(
+            dir.path().join("corpus.jsonl"),
+            "{\"_id\":\"d1\",\"text\":\"x\"}\n",
+        )
+        .unwrap();
         std::fs::write(
             dir.path().join("queries.jsonl"),
             concat!(
@@ -238,7 +249,10 @@ mod tests {
             let ids: Vec<&str> = dataset.queries.iter().map(|q| q.id.as_str()).collect();
             assert_eq!(ids, ["q1", "q2", "4"]);
             assert_eq!(dataset.skipped, 1, "q3 has only grade-0 rows");
-            assert_eq!(dataset.queries[0].relevant, HashMap::from([("d1".to_string(), 2)]));
+            assert_eq!(
+                dataset.queries[0].relevant,
+                HashMap::from([("d1".to_string(), 2)])
+            );
             assert_eq!(dataset.queries[0].answers, ["x"]);
             assert!(!dataset.queries[1].answerable);
         }
@@ -267,7 +281,11 @@ mod tests {
     fn names_the_bad_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("documents.jsonl"), "").unwrap();
-        std::fs::write(dir.path().join("qa.jsonl"), "{\"question\":\"ok\"}\n{oops\n").unwrap();
+        std::fs::write(
+            dir.path().join("qa.jsonl"),
+            "{\"question\":\"ok\"}\n{oops\n",
+        )
+        .unwrap();
         let error = load_dataset(dir.path()).unwrap_err().to_string();
         assert!(error.contains("qa.jsonl: line 2"), "{error}");
         assert!(load_dataset(&dir.path().join("missing")).is_err());

@@ -95,6 +95,9 @@ mod tests {
     #[test]
     fn nothing_found_scores_zero() {
         let relevant = HashMap::from([("a".to_string(), 1)]);
-        assert_eq!(score_ranking(&ids(&["b"]), &relevant), RankingScores::default());
+        assert_eq!(
+            score_ranking(&ids(&["b"]), &relevant),
+            RankingScores::default()
+        );
     }
 }

@@ -81,8 +81,18 @@ pub fn evaluate(dataset: &Dataset, outcomes: &[QueryOutcome]) -> EvalReport {
     let unanswerable = pairs.iter().filter(|(q, _)| !q.answerable).count();
     let (no_answer_accuracy, answer_rate) = if unanswerable > 0 {
         (
-            Some(mean(pairs.iter().filter(|(q, _)| !q.answerable).map(|(_, o)| f64::from(u8::from(o.refused))))),
-            Some(mean(pairs.iter().filter(|(q, _)| q.answerable).map(|(_, o)| f64::from(u8::from(!o.refused))))),
+            Some(mean(
+                pairs
+                    .iter()
+                    .filter(|(q, _)| !q.answerable)
+                    .map(|(_, o)| f64::from(u8::from(o.refused))),
+            )),
+            Some(mean(
+                pairs
+                    .iter()
+                    .filter(|(q, _)| q.answerable)
+                    .map(|(_, o)| f64::from(u8::from(!o.refused))),
+            )),
         )
     } else {
         (None, None)
@@ -93,7 +103,11 @@ pub fn evaluate(dataset: &Dataset, outcomes: &[QueryOutcome]) -> EvalReport {
         .collect();
     let answer_in_top1 = (!with_answers.is_empty()).then(|| {
         mean(with_answers.iter().map(|(query, outcome)| {
-            let top = outcome.top_text.as_deref().map(normalize).unwrap_or_default();
+            let top = outcome
+                .top_text
+                .as_deref()
+                .map(normalize)
+                .unwrap_or_default();
             let found = query.answers.iter().any(|a| {
                 let answer = normalize(a);
                 !answer.is_empty() && top.contains(&answer)
@@ -123,7 +137,11 @@ pub fn evaluate(dataset: &Dataset, outcomes: &[QueryOutcome]) -> EvalReport {
 }
 
 /// Recomputes refusals at each threshold from the recorded best dense cosines.
-pub fn sweep_thresholds(dataset: &Dataset, outcomes: &[QueryOutcome], thresholds: &[f32]) -> Vec<SweepRow> {
+pub fn sweep_thresholds(
+    dataset: &Dataset,
+    outcomes: &[QueryOutcome],
+    thresholds: &[f32],
+) -> Vec<SweepRow> {
     let refuses = |outcome: &QueryOutcome, threshold: f32| {
         outcome.ranked_doc_ids.is_empty() || outcome.best_dense.is_none_or(|c| c < threshold)
     };
@@ -131,11 +149,20 @@ pub fn sweep_thresholds(dataset: &Dataset, outcomes: &[QueryOutcome], thresholds
         .iter()
         .map(|&threshold| {
             let pairs = dataset.queries.iter().zip(outcomes);
-            let (answerable, unanswerable): (Vec<_>, Vec<_>) = pairs.partition(|(q, _)| q.answerable);
+            let (answerable, unanswerable): (Vec<_>, Vec<_>) =
+                pairs.partition(|(q, _)| q.answerable);
             SweepRow {
                 threshold,
-                answer_rate: mean(answerable.iter().map(|(_, o)| f64::from(u8::from(!refuses(o, threshold))))),
-                no_answer_accuracy: mean(unanswerable.iter().map(|(_, o)| f64::from(u8::from(refuses(o, threshold))))),
+                answer_rate: mean(
+                    answerable
+                        .iter()
+                        .map(|(_, o)| f64::from(u8::from(!refuses(o, threshold)))),
+                ),
+                no_answer_accuracy: mean(
+                    unanswerable
+                        .iter()
+                        .map(|(_, o)| f64::from(u8::from(refuses(o, threshold)))),
+                ),
             }
         })
         .collect()
@@ -151,7 +178,9 @@ mod tests {
         EvalQuery {
             id: id.to_string(),
             text: String::new(),
-            relevant: gold.map(|g| HashMap::from([(g.to_string(), 1)])).unwrap_or_default(),
+            relevant: gold
+                .map(|g| HashMap::from([(g.to_string(), 1)]))
+                .unwrap_or_default(),
             answerable: gold.is_some(),
             answers: answers.iter().map(|a| a.to_string()).collect(),
         }
@@ -193,10 +222,22 @@ mod tests {
         assert_eq!(report.hit_at_1, 0.5);
         assert_eq!(report.no_answer_accuracy, Some(1.0));
         assert_eq!(report.answer_rate, Some(1.0));
-        assert_eq!(report.answer_in_top1, Some(0.5), "NFKC makes ＡＢＣ match ABC");
+        assert_eq!(
+            report.answer_in_top1,
+            Some(0.5),
+            "NFKC makes ＡＢＣ match ABC"
+        );
         assert_eq!(report.latency_p50_ms, 2.0);
         let json = serde_json::to_value(&report).unwrap();
-        for key in ["ndcg@10", "recall@10", "precision@10", "mrr@10", "hit@1", "hit@5", "hit@10"] {
+        for key in [
+            "ndcg@10",
+            "recall@10",
+            "precision@10",
+            "mrr@10",
+            "hit@1",
+            "hit@5",
+            "hit@10",
+        ] {
             assert!(json.get(key).is_some(), "{key}");
         }
     }
@@ -209,8 +250,17 @@ mod tests {
             outcome(&["d1"], "", false, 0.4, 1.0),
         ];
         let rows = sweep_thresholds(&dataset(), &outcomes, &[0.3, 0.45, 0.95]);
-        assert_eq!((rows[0].answer_rate, rows[0].no_answer_accuracy), (1.0, 0.0));
-        assert_eq!((rows[1].answer_rate, rows[1].no_answer_accuracy), (1.0, 1.0));
-        assert_eq!((rows[2].answer_rate, rows[2].no_answer_accuracy), (0.0, 1.0));
+        assert_eq!(
+            (rows[0].answer_rate, rows[0].no_answer_accuracy),
+            (1.0, 0.0)
+        );
+        assert_eq!(
+            (rows[1].answer_rate, rows[1].no_answer_accuracy),
+            (1.0, 1.0)
+        );
+        assert_eq!(
+            (rows[2].answer_rate, rows[2].no_answer_accuracy),
+            (0.0, 1.0)
+        );
     }
 }

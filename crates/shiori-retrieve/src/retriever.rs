@@ -136,8 +136,7 @@ impl Retriever<'_> {
 
     fn to_hits(&self, fused: &[Fused]) -> Result<Vec<Hit>, RetrieveError> {
         let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
-        let mut chunks: HashMap<u64, _> =
-            self.store.chunks(&keys)?.into_iter().collect();
+        let mut chunks: HashMap<u64, _> = self.store.chunks(&keys)?.into_iter().collect();
         Ok(fused
             .iter()
             .filter_map(|f| {

@@ -144,7 +144,10 @@ impl Store {
 
     /// Re-derives BM25 and vectors from the tables, then marks them consistent.
     pub fn rebuild_derived(&mut self) -> Result<(), StoreError> {
-        let connection = self.connection.get_mut().map_err(|_| StoreError::Poisoned)?;
+        let connection = self
+            .connection
+            .get_mut()
+            .map_err(|_| StoreError::Poisoned)?;
         self.keywords.clear()?;
         self.vectors.clear()?;
         tables::for_each_chunk_batch(connection, REBUILD_BATCH, |batch| {
@@ -178,7 +181,10 @@ impl Store {
         let mut removed_keys = Vec::new();
         let mut added: Vec<(u64, Chunk, Vec<f32>)> = Vec::new();
         {
-            let connection = self.connection.get_mut().map_err(|_| StoreError::Poisoned)?;
+            let connection = self
+                .connection
+                .get_mut()
+                .map_err(|_| StoreError::Poisoned)?;
             let transaction = connection.transaction()?;
             tables::set_meta(&transaction, DIRTY, "1")?;
             for change in changes {

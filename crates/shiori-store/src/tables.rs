@@ -151,7 +151,12 @@ pub(crate) fn insert_file(transaction: &Transaction, file: &FileRecord) -> Resul
     transaction.execute(
         "INSERT INTO files (path, content_hash, size, modified, indexed_at)
          VALUES (?1, ?2, ?3, ?4, strftime('%s', 'now'))",
-        params![file.path, file.content_hash, file.size as i64, file.modified],
+        params![
+            file.path,
+            file.content_hash,
+            file.size as i64,
+            file.modified
+        ],
     )?;
     Ok(())
 }

@@ -42,7 +42,9 @@ impl UsearchIndex {
             multi: false,
         };
         let index = Index::new(&options).map_err(backend)?;
-        let path_str = path.to_str().ok_or_else(|| io_error(path, "path is not UTF-8"))?;
+        let path_str = path
+            .to_str()
+            .ok_or_else(|| io_error(path, "path is not UTF-8"))?;
         if path.exists() {
             let fits = Index::metadata(path_str)
                 .map(|meta| meta.dimensions as usize == dimension)
@@ -136,9 +138,10 @@ impl VectorIndex for UsearchIndex {
             return Ok(Vec::new());
         }
         let matches = match allowed {
-            None if size <= EXACT_SEARCH_LIMIT => {
-                self.index.exact_search(query, k.min(size)).map_err(backend)?
-            }
+            None if size <= EXACT_SEARCH_LIMIT => self
+                .index
+                .exact_search(query, k.min(size))
+                .map_err(backend)?,
             Some(allowed) if size <= EXACT_SEARCH_LIMIT => {
                 let all = self.index.exact_search(query, size).map_err(backend)?;
                 return Ok(all
@@ -214,11 +217,16 @@ mod tests {
         index.upsert(&[(2, unit(&[0.9, 0.1]))]).unwrap();
         let hits = index.search(&unit(&[1.0, 0.0]), 5, None).unwrap();
         assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![2]);
-        let none = index.search(&unit(&[1.0, 0.0]), 5, Some(&|key| key != 2)).unwrap();
+        let none = index
+            .search(&unit(&[1.0, 0.0]), 5, Some(&|key| key != 2))
+            .unwrap();
         assert!(none.is_empty());
         assert!(matches!(
             index.search(&[1.0, 0.0, 0.0], 1, None),
-            Err(IndexError::Dimension { expected: 2, got: 3 })
+            Err(IndexError::Dimension {
+                expected: 2,
+                got: 3
+            })
         ));
     }
 

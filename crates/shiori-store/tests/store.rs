@@ -61,8 +61,19 @@ fn upsert(path: &str, doc_id: &str, texts: &[(&str, [f32; 3])]) -> FileChange {
 }
 
 fn keyword_doc_ids(store: &Store, query: &str) -> Vec<String> {
-    let keys: Vec<u64> = store.keywords().search(query, 10).unwrap().into_iter().map(|h| h.0).collect();
-    store.chunks(&keys).unwrap().into_iter().map(|(_, c)| c.doc_id).collect()
+    let keys: Vec<u64> = store
+        .keywords()
+        .search(query, 10)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.0)
+        .collect();
+    store
+        .chunks(&keys)
+        .unwrap()
+        .into_iter()
+        .map(|(_, c)| c.doc_id)
+        .collect()
 }
 
 #[test]
@@ -71,7 +82,14 @@ fn applies_replaces_and_removes_files() {
     let mut store = open(dir.path());
     let report = store
         .apply(vec![
-            upsert("a.txt", "a", &[("apples grow on trees", [1.0, 0.0, 0.0]), ("pears too", [0.9, 0.1, 0.0])]),
+            upsert(
+                "a.txt",
+                "a",
+                &[
+                    ("apples grow on trees", [1.0, 0.0, 0.0]),
+                    ("pears too", [0.9, 0.1, 0.0]),
+                ],
+            ),
             upsert("b.txt", "b", &[("bananas are yellow", [0.0, 1.0, 0.0])]),
         ])
         .unwrap();
@@ -84,7 +102,9 @@ fn applies_replaces_and_removes_files() {
     let report = store
         .apply(vec![
             upsert("a.txt", "a", &[("cherries are red", [0.0, 0.0, 1.0])]),
-            FileChange::Remove { path: "b.txt".to_string() },
+            FileChange::Remove {
+                path: "b.txt".to_string(),
+            },
         ])
         .unwrap();
     store.commit().unwrap();
@@ -107,9 +127,19 @@ fn applies_replaces_and_removes_files() {
 fn duplicate_document_ids_are_reported_not_stored() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(dir.path());
-    store.apply(vec![upsert("a.jsonl", "same", &[("first", [1.0, 0.0, 0.0])])]).unwrap();
+    store
+        .apply(vec![upsert(
+            "a.jsonl",
+            "same",
+            &[("first", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
     let report = store
-        .apply(vec![upsert("b.jsonl", "same", &[("second", [0.0, 1.0, 0.0])])])
+        .apply(vec![upsert(
+            "b.jsonl",
+            "same",
+            &[("second", [0.0, 1.0, 0.0])],
+        )])
         .unwrap();
     assert_eq!(report.chunks_added, 0);
     assert_eq!(report.duplicates[0].existing_path, "a.jsonl");
@@ -128,14 +158,27 @@ fn filters_select_keys_in_sql() {
         .unwrap();
     let doc_of = |filters: &Filters| -> Vec<String> {
         let keys = store.keys_matching(filters).unwrap();
-        store.chunks(&keys).unwrap().into_iter().map(|(_, c)| c.doc_id).collect()
+        store
+            .chunks(&keys)
+            .unwrap()
+            .into_iter()
+            .map(|(_, c)| c.doc_id)
+            .collect()
     };
-    let by_prefix = Filters { source_prefix: Some("notes/".into()), ..Filters::default() };
+    let by_prefix = Filters {
+        source_prefix: Some("notes/".into()),
+        ..Filters::default()
+    };
     assert_eq!(doc_of(&by_prefix), ["b"]);
     let mut by_metadata = Filters::default();
-    by_metadata.metadata.insert("project".into(), "docs/a.txt".into());
+    by_metadata
+        .metadata
+        .insert("project".into(), "docs/a.txt".into());
     assert_eq!(doc_of(&by_metadata), ["a"]);
-    let too_new = Filters { modified_after: Some(11), ..Filters::default() };
+    let too_new = Filters {
+        modified_after: Some(11),
+        ..Filters::default()
+    };
     assert!(doc_of(&too_new).is_empty());
 }
 
@@ -144,9 +187,13 @@ fn derived_indexes_are_rebuilt_after_a_crash_before_commit() {
     let dir = tempfile::tempdir().unwrap();
     {
         let mut store = open(dir.path());
-        store.apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])]).unwrap();
+        store
+            .apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])])
+            .unwrap();
         store.commit().unwrap();
-        store.apply(vec![upsert("b.txt", "b", &[("bananas", [0.0, 1.0, 0.0])])]).unwrap();
+        store
+            .apply(vec![upsert("b.txt", "b", &[("bananas", [0.0, 1.0, 0.0])])])
+            .unwrap();
         // Dropped without commit: the tables have b, the saved indexes do not.
     }
     let store = open(dir.path());
@@ -158,7 +205,9 @@ fn derived_indexes_are_rebuilt_after_a_crash_before_commit() {
 fn a_store_refuses_another_embedder() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(dir.path());
-    store.apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])]).unwrap();
+    store
+        .apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])])
+        .unwrap();
     store.commit().unwrap();
     drop(store);
     match Store::open(dir.path(), options("other-embedder")) {

@@ -96,7 +96,11 @@ pub fn query(
     let mut writer = std::io::BufWriter::new(std::fs::File::create(&corpus_path)?);
     for index in 0..chunks {
         let mut record = corpus[index % corpus.len()].clone();
-        let id = record.get("_id").and_then(|v| v.as_str()).unwrap_or("doc").to_string();
+        let id = record
+            .get("_id")
+            .and_then(|v| v.as_str())
+            .unwrap_or("doc")
+            .to_string();
         record["_id"] = serde_json::Value::String(format!("{id}~{}", index / corpus.len()));
         writeln!(writer, "{record}")?;
     }

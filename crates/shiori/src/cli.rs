@@ -7,7 +7,12 @@ use std::path::PathBuf;
 #[command(name = "shiori", version)]
 pub struct Cli {
     /// The data directory holding the index and shiori.toml.
-    #[arg(long, global = true, env = "SHIORI_DATA_DIR", default_value = ".shiori")]
+    #[arg(
+        long,
+        global = true,
+        env = "SHIORI_DATA_DIR",
+        default_value = ".shiori"
+    )]
     pub data_dir: PathBuf,
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]

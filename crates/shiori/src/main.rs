@@ -13,6 +13,12 @@ use shiori_core::{Filters, RetrievalConfig};
 use shiori_engine::{Config, Engine};
 use shiori_models::assets::{self, ShioriHome};
 
+/// candle allocates and frees large activation tensors for every batch; glibc hands those back to
+/// the kernel each time and the page faults cost about a sixth of embedding time. mimalloc keeps
+/// them (measured +17% passages/s on msmarco-5k).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -34,9 +40,11 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Init => {
             let config = Config::load(&cli.data_dir)?;
             config.save(&cli.data_dir)?;
-            output::print(cli.json, &serde_json::json!({"data_dir": cli.data_dir}), || {
-                format!("initialised {}", cli.data_dir.display())
-            })
+            output::print(
+                cli.json,
+                &serde_json::json!({"data_dir": cli.data_dir}),
+                || format!("initialised {}", cli.data_dir.display()),
+            )
         }
         Command::Index { paths } => {
             let mut engine = open_engine(cli, &home)?;
@@ -51,8 +59,7 @@ fn run(cli: &Cli) -> Result<()> {
             let engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, None);
             let retrieved = engine.search(query, &config, &parse_filters(filters)?)?;
-            let sources: Vec<shiori_core::Source> =
-                retrieved.hits.iter().map(Into::into).collect();
+            let sources: Vec<shiori_core::Source> = retrieved.hits.iter().map(Into::into).collect();
             output::print(
                 cli.json,
                 &serde_json::json!({

@@ -79,7 +79,11 @@ pub fn answer(answer: &Answer) -> String {
                 text,
                 "\n  [{}] {} — {} (score {:.4})",
                 number + 1,
-                if source.title.is_empty() { &source.doc_id } else { &source.title },
+                if source.title.is_empty() {
+                    &source.doc_id
+                } else {
+                    &source.title
+                },
                 source.source,
                 source.score
             );

@@ -10,9 +10,9 @@ pub struct Bar {
 impl shiori_engine::Progress for Bar {
     fn start(&self, phase: &str, total: u64) {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{msg:>20} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})",
-        ) {
+        if let Ok(style) =
+            ProgressStyle::with_template("{msg:>20} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})")
+        {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_message(phase.to_string());

@@ -12,9 +12,15 @@ fn answers_with_sources_and_refuses_what_the_corpus_cannot_answer() {
     let data = work.path().join("data");
     index(&data, &corpus);
 
-    let answer = run_json(&data, &["ask", "How much storage does every workspace include?"]);
+    let answer = run_json(
+        &data,
+        &["ask", "How much storage does every workspace include?"],
+    );
     assert_eq!(answer["refused"], false, "{answer}");
-    assert!(answer["answer"].as_str().unwrap().contains("100 GB"), "{answer}");
+    assert!(
+        answer["answer"].as_str().unwrap().contains("100 GB"),
+        "{answer}"
+    );
     let first = &answer["sources"][0];
     for key in ["doc_id", "chunk_id", "title", "source", "score", "text"] {
         assert!(!first[key].is_null(), "source lacks {key}: {first}");
@@ -35,11 +41,27 @@ fn evaluates_the_sample_corpus() {
     let data = work.path().join("data");
     let report = run_json(
         &data,
-        &["eval", sample_faq_dir().to_str().unwrap(), "--mode", "hybrid", "--sweep-threshold"],
+        &[
+            "eval",
+            sample_faq_dir().to_str().unwrap(),
+            "--mode",
+            "hybrid",
+            "--sweep-threshold",
+        ],
     );
     for key in [
-        "ndcg@10", "recall@10", "precision@10", "mrr@10", "hit@1", "hit@5", "hit@10",
-        "no_answer_accuracy", "answer_rate", "answer_in_top1", "latency_p50_ms", "latency_p95_ms",
+        "ndcg@10",
+        "recall@10",
+        "precision@10",
+        "mrr@10",
+        "hit@1",
+        "hit@5",
+        "hit@10",
+        "no_answer_accuracy",
+        "answer_rate",
+        "answer_in_top1",
+        "latency_p50_ms",
+        "latency_p95_ms",
     ] {
         assert!(report[key].is_number(), "{key} missing: {report}");
     }

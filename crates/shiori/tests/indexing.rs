@@ -18,7 +18,10 @@ fn indexes_a_folder_and_ranks_the_right_documents() {
     let report = index(&data, &corpus);
     assert_eq!(report["files_indexed"], 5, "{report}");
     assert_eq!(report["failures"].as_array().unwrap().len(), 0, "{report}");
-    assert_eq!(report["documents"], 6, "faq.jsonl holds two records: {report}");
+    assert_eq!(
+        report["documents"], 6,
+        "faq.jsonl holds two records: {report}"
+    );
 
     let cases = [
         ("有給休暇は何日もらえますか", "vacation.md"),
@@ -40,7 +43,10 @@ fn indexes_a_folder_and_ranks_the_right_documents() {
     }
     let html = run_json(&data, &["search", "tracking script", "--mode", "bm25"]);
     for hit in html["hits"].as_array().unwrap() {
-        assert!(!hit["text"].as_str().unwrap().contains("do not index"), "{hit}");
+        assert!(
+            !hit["text"].as_str().unwrap().contains("do not index"),
+            "{hit}"
+        );
     }
 }
 
@@ -56,14 +62,20 @@ fn reindexing_skips_unchanged_files_and_drops_deleted_ones() {
     let second = index(&data, &corpus);
     assert_eq!(second["chunks_embedded"], 0, "{second}");
     assert_eq!(second["files_indexed"], 0, "{second}");
-    assert_eq!(second["files_unchanged"], first["files_indexed"], "{second}");
+    assert_eq!(
+        second["files_unchanged"], first["files_indexed"],
+        "{second}"
+    );
 
     std::fs::remove_file(corpus.join("vpn.txt")).unwrap();
     let third = index(&data, &corpus);
     assert_eq!(third["files_removed"], 1, "{third}");
     assert!(third["chunks_removed"].as_u64().unwrap() >= 1, "{third}");
     let chunks_after = run_json(&data, &["stats"])["chunks"].as_u64().unwrap();
-    assert_eq!(chunks_after, chunks_before - third["chunks_removed"].as_u64().unwrap());
+    assert_eq!(
+        chunks_after,
+        chunks_before - third["chunks_removed"].as_u64().unwrap()
+    );
     for mode in ["bm25", "dense"] {
         let ids = search_ids(&data, "WireGuard VPN client", mode);
         assert!(ids.iter().all(|id| file_name(id) != "vpn.txt"), "{ids:?}");
@@ -85,7 +97,11 @@ fn bad_files_fail_alone_and_are_named() {
     let work = tempfile::tempdir().unwrap();
     let corpus = work.path().join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
-    std::fs::write(corpus.join("good.md"), "# Good\n\nThe cafeteria opens at 11:30.").unwrap();
+    std::fs::write(
+        corpus.join("good.md"),
+        "# Good\n\nThe cafeteria opens at 11:30.",
+    )
+    .unwrap();
     std::fs::write(corpus.join("empty.txt"), "").unwrap();
     std::fs::write(corpus.join("latin1.txt"), b"caf\xe9 au lait \xff\xfe").unwrap();
     std::fs::write(corpus.join("binary.txt"), b"ELF\x00\x01\x02\x00\x00binary").unwrap();
@@ -124,7 +140,10 @@ fn bad_files_fail_alone_and_are_named() {
     assert!(reason_for("huge.txt").contains("too large"));
     assert!(reason_for("records.jsonl").contains("line 2"));
     assert_eq!(failures.len(), 5, "{failures:?}");
-    assert_eq!(file_name(&search_ids(&data, "cafeteria", "bm25")[0]), "good.md");
+    assert_eq!(
+        file_name(&search_ids(&data, "cafeteria", "bm25")[0]),
+        "good.md"
+    );
     assert_eq!(search_ids(&data, "parking weekends", "bm25")[0], "r1");
 }
 
@@ -137,7 +156,11 @@ fn a_killed_index_run_leaves_a_store_that_opens_and_resumes() {
     for i in 0..files {
         std::fs::write(
             corpus.join(format!("note-{i:04}.txt")),
-            format!("Meeting note number {i}. The topic was project {} and budget line {}.", i % 37, i * 7),
+            format!(
+                "Meeting note number {i}. The topic was project {} and budget line {}.",
+                i % 37,
+                i * 7
+            ),
         )
         .unwrap();
     }
@@ -153,8 +176,14 @@ fn a_killed_index_run_leaves_a_store_that_opens_and_resumes() {
     let database = data.join("shiori.sqlite-wal");
     let deadline = Instant::now() + Duration::from_secs(120);
     while std::fs::metadata(&database).map_or(0, |m| m.len()) < 64 * 1024 {
-        assert!(Instant::now() < deadline, "indexing never wrote to the store");
-        assert!(child.try_wait().unwrap().is_none(), "indexing finished before it could be killed");
+        assert!(
+            Instant::now() < deadline,
+            "indexing never wrote to the store"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "indexing finished before it could be killed"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
@@ -162,10 +191,17 @@ fn a_killed_index_run_leaves_a_store_that_opens_and_resumes() {
 
     let partial = run_json(&data, &["stats"]);
     let stored = partial["files"].as_u64().unwrap();
-    assert!(stored < files, "the kill came too late to test anything: {partial}");
+    assert!(
+        stored < files,
+        "the kill came too late to test anything: {partial}"
+    );
 
     let resumed = index(&data, &corpus);
-    assert_eq!(resumed["files_unchanged"].as_u64().unwrap(), stored, "{resumed}");
+    assert_eq!(
+        resumed["files_unchanged"].as_u64().unwrap(),
+        stored,
+        "{resumed}"
+    );
     let stats = run_json(&data, &["stats"]);
     assert_eq!(stats["files"], files, "{stats}");
     assert_eq!(stats["chunks"], files, "{stats}");

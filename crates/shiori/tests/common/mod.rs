@@ -1,6 +1,9 @@
 //! Helpers shared by the end-to-end tests: they run the real `shiori` binary with the models
 //! that `shiori models fetch` installed under `SHIORI_HOME`.
 
+// Each test binary compiles this module and uses only some of it.
+#![allow(dead_code)]
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
