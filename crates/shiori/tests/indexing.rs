@@ -153,11 +153,16 @@ fn a_killed_index_run_leaves_a_store_that_opens_and_resumes() {
     let corpus = work.path().join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     let files = 1_500;
+    // A run-specific word keeps the embedding cache from making the run too quick to interrupt.
+    let run_id = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
     for i in 0..files {
         std::fs::write(
             corpus.join(format!("note-{i:04}.txt")),
             format!(
-                "Meeting note number {i}. The topic was project {} and budget line {}.",
+                "Meeting note number {i} of run {run_id}. The topic was project {} and budget line {}.",
                 i % 37,
                 i * 7
             ),
