@@ -27,7 +27,7 @@ impl Engine {
         progress: &dyn Progress,
     ) -> Result<EvalRun, EngineError> {
         let dataset = load_dataset(dataset_dir)?;
-        let index = self.index(std::slice::from_ref(&dataset.corpus), progress)?;
+        let index = self.index_corpus(&dataset.corpus, progress)?;
         let retrieval = RetrievalConfig {
             top_k: retrieval.top_k.max(EVAL_CHUNKS),
             ..retrieval.clone()

@@ -8,7 +8,7 @@ use shiori_ingest::{
 use shiori_models::embed_with_cache;
 use shiori_store::{FileChange, FileRecord};
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Files loaded, chunked and stored per transaction: bounds memory and the work a crash loses.
@@ -71,12 +71,32 @@ impl Engine {
         paths: &[PathBuf],
         progress: &dyn Progress,
     ) -> Result<IndexReport, EngineError> {
+        let max_file_bytes = (self.config.ingest.max_file_mb * 1024.0 * 1024.0) as u64;
+        self.index_with_limit(paths, max_file_bytes, progress)
+    }
+
+    /// Indexes a corpus file the caller vouches for (an evaluation or benchmark set), so the
+    /// per-file size limit meant for document folders does not apply.
+    pub fn index_corpus(
+        &mut self,
+        corpus: &Path,
+        progress: &dyn Progress,
+    ) -> Result<IndexReport, EngineError> {
+        self.index_with_limit(&[corpus.to_path_buf()], u64::MAX, progress)
+    }
+
+    fn index_with_limit(
+        &mut self,
+        paths: &[PathBuf],
+        max_file_bytes: u64,
+        progress: &dyn Progress,
+    ) -> Result<IndexReport, EngineError> {
         let started = Instant::now();
         let ingest = &self.config.ingest;
         let walk = WalkOptions {
             include: ingest.include.clone(),
             exclude: ingest.exclude.clone(),
-            max_file_bytes: (ingest.max_file_mb * 1024.0 * 1024.0) as u64,
+            max_file_bytes,
         };
         let (files, walk_failures) = discover(paths, &walk)?;
         let mut report = IndexReport {

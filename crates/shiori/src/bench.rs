@@ -110,7 +110,10 @@ pub fn query(
     Config::default().save(&data_dir)?;
     let mut engine = Engine::open(&data_dir, home)?;
     let index_started = Instant::now();
-    let report = engine.index(&[corpus_path], &crate::progress::Bar::default())?;
+    let report = engine.index_corpus(&corpus_path, &crate::progress::Bar::default())?;
+    if let Some(failure) = report.failures.first() {
+        anyhow::bail!("{}: {}", failure.path, failure.reason);
+    }
     let index_seconds = index_started.elapsed().as_secs_f64();
     let config = RetrievalConfig {
         mode,
