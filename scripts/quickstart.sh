@@ -13,7 +13,7 @@ data=.shiori
 "$shiori" --data-dir "$data" index samples/faq/documents.jsonl
 for question in \
     "有給休暇は何日もらえますか？" \
-    "How do I reset my password?" \
+    "How many API requests per minute does the Business plan allow?" \
     "What is the capital of Peru?"; do
     echo
     echo "Q: $question"

@@ -1,12 +1,15 @@
 use crate::{Config, EmbedderKind, EngineError};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Answer, Embedder, Filters, RetrievalConfig, Timings};
-use shiori_models::{assets::ShioriHome, EmbeddingCache, MiniLmEmbedder};
+use shiori_models::{assets::ShioriHome, embed_with_cache, EmbeddingCache, MiniLmEmbedder};
 use shiori_rag::{extractive_answer, Relevance};
 use shiori_retrieve::{Retrieved, Retriever};
 use shiori_store::{Store, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Chunks re-embedded per cache round-trip.
+const REEMBED_BATCH: usize = 256;
 
 /// One data directory, opened: its config, store, embedder and embedding cache.
 pub struct Engine {
@@ -20,6 +23,16 @@ pub struct Engine {
 impl Engine {
     /// Opens `data_dir` with the models and dictionary installed under `home`.
     pub fn open(data_dir: &Path, home: &ShioriHome) -> Result<Engine, EngineError> {
+        Engine::open_with(data_dir, home, false)
+    }
+
+    /// Opens `data_dir`; with `reembed`, also one built with another embedder, to be converted
+    /// by [`Engine::reembed`] before anything else.
+    pub fn open_with(
+        data_dir: &Path,
+        home: &ShioriHome,
+        reembed: bool,
+    ) -> Result<Engine, EngineError> {
         let config = Config::load(data_dir)?;
         let embedder: Box<dyn Embedder> = match config.embedder.kind {
             EmbedderKind::Minilm => {
@@ -34,7 +47,7 @@ impl Engine {
         let dictionary = home.ipadic_dictionary();
         let japanese = JapaneseTokenization::load(dictionary.is_file().then_some(&*dictionary))?;
         let cache = EmbeddingCache::open(&home.embedding_cache())?;
-        Engine::from_parts(data_dir, config, embedder, japanese, cache)
+        Engine::from_parts(data_dir, config, embedder, japanese, cache, reembed)
     }
 
     /// Opens `data_dir` with parts chosen by the caller.
@@ -44,6 +57,7 @@ impl Engine {
         embedder: Box<dyn Embedder>,
         japanese: JapaneseTokenization,
         cache: EmbeddingCache,
+        reembed: bool,
     ) -> Result<Engine, EngineError> {
         let store = Store::open(
             data_dir,
@@ -51,6 +65,7 @@ impl Engine {
                 embedder_id: embedder.model_id().to_string(),
                 dimension: embedder.dimension(),
                 japanese,
+                reembed,
             },
         )?;
         Ok(Engine {
@@ -109,6 +124,16 @@ impl Engine {
             total_ms: started.elapsed().as_secs_f64() * 1000.0,
         };
         Ok(answer)
+    }
+
+    /// Recomputes every stored chunk's vector with the configured embedder (through the
+    /// embedding cache); returns how many chunks were converted.
+    pub fn reembed(&mut self) -> Result<usize, EngineError> {
+        let embedder = self.embedder.as_ref();
+        let cache = &self.cache;
+        self.store.reembed(REEMBED_BATCH, |items| {
+            Ok::<_, EngineError>(embed_with_cache(embedder, cache, items)?.0)
+        })
     }
 
     pub fn stats(&self) -> Result<StoreStats, EngineError> {

@@ -46,6 +46,8 @@ pub struct StoreOptions {
     pub embedder_id: String,
     pub dimension: usize,
     pub japanese: JapaneseTokenization,
+    /// Open a store built with another embedder so that [`Store::reembed`] can convert it.
+    pub reembed: bool,
 }
 
 /// One file's new state, applied atomically by [`Store::apply`].
@@ -107,7 +109,9 @@ impl Store {
             source,
         })?;
         let connection = tables::open(&dir.join("shiori.sqlite"))?;
-        check_embedder(&connection, &options)?;
+        if !options.reembed {
+            check_embedder(&connection, &options)?;
+        }
         let keywords = TantivyKeywordIndex::open(&dir.join("bm25"), &options.japanese)?;
         let vectors = UsearchIndex::open(&dir.join("vectors.usearch"), options.dimension)?;
         let mut store = Store {
@@ -117,7 +121,9 @@ impl Store {
             options,
             dir: dir.to_path_buf(),
         };
-        if store.needs_rebuild()? {
+        // A store opened to be re-embedded is rebuilt by `reembed`; its old vectors may not
+        // even fit the new dimension.
+        if !store.options.reembed && store.needs_rebuild()? {
             tracing::warn!("derived indexes are behind the tables; rebuilding them");
             store.rebuild_derived()?;
         }
@@ -162,6 +168,47 @@ impl Store {
             Ok(())
         })?;
         self.commit()
+    }
+
+    /// Replaces every chunk's vector with `embed(texts)` (given `(content_hash, text)` pairs,
+    /// `batch` at a time), adopts the configured embedder and rebuilds the derived indexes.
+    /// The vectors are swapped in one transaction, so a crash leaves the old embedder in place.
+    pub fn reembed<E: From<StoreError>>(
+        &mut self,
+        batch: usize,
+        mut embed: impl FnMut(&[(&str, &str)]) -> Result<Vec<Vec<f32>>, E>,
+    ) -> Result<usize, E> {
+        let chunks = tables::chunk_texts(&*self.connection()?)?;
+        let mut vectors = Vec::with_capacity(chunks.len());
+        for group in chunks.chunks(batch.max(1)) {
+            let items: Vec<(&str, &str)> = group
+                .iter()
+                .map(|(_, hash, text)| (hash.as_str(), text.as_str()))
+                .collect();
+            let embedded = embed(&items)?;
+            vectors.extend(group.iter().map(|(key, _, _)| *key).zip(embedded));
+        }
+        self.swap_vectors(&vectors)?;
+        self.rebuild_derived()?;
+        Ok(vectors.len())
+    }
+
+    fn swap_vectors(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
+        let connection = self
+            .connection
+            .get_mut()
+            .map_err(|_| StoreError::Poisoned)?;
+        let transaction = connection.transaction()?;
+        tables::set_meta(&transaction, DIRTY, "1")?;
+        tables::update_vectors(&transaction, vectors)?;
+        tables::set_meta(&transaction, "embedder", &self.options.embedder_id)?;
+        tables::set_meta(
+            &transaction,
+            "dimension",
+            &self.options.dimension.to_string(),
+        )?;
+        transaction.commit()?;
+        Ok(())
     }
 
     /// The stored state of a file, to decide whether it changed.

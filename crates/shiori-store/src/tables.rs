@@ -362,3 +362,29 @@ pub(crate) fn for_each_chunk_batch(
     }
     Ok(())
 }
+
+/// `(key, content_hash, text)` of every chunk, for re-embedding.
+pub(crate) fn chunk_texts(
+    connection: &Connection,
+) -> Result<Vec<(u64, String, String)>, StoreError> {
+    let mut statement =
+        connection.prepare("SELECT key, content_hash, text FROM chunks ORDER BY key")?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, i64>(0)? as u64, row.get(1)?, row.get(2)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+pub(crate) fn update_vectors(
+    transaction: &Transaction,
+    vectors: &[(u64, Vec<f32>)],
+) -> Result<(), StoreError> {
+    let mut statement =
+        transaction.prepare_cached("UPDATE chunks SET vector = ?1 WHERE key = ?2")?;
+    for (key, vector) in vectors {
+        statement.execute(params![vector_to_blob(vector), *key as i64])?;
+    }
+    Ok(())
+}

@@ -11,6 +11,7 @@ fn options(embedder: &str) -> StoreOptions {
         embedder_id: embedder.to_string(),
         dimension: 3,
         japanese: JapaneseTokenization::load(None).unwrap(),
+        reembed: false,
     }
 }
 
@@ -214,4 +215,38 @@ fn a_store_refuses_another_embedder() {
         Err(StoreError::EmbedderMismatch { stored, .. }) => assert_eq!(stored, "test-embedder"),
         other => panic!("expected a mismatch, got {:?}", other.err()),
     }
+}
+
+#[test]
+fn reembed_converts_a_store_to_another_embedder() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    store
+        .apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])])
+        .unwrap();
+    store.commit().unwrap();
+    drop(store);
+    let mut converted = Store::open(
+        dir.path(),
+        StoreOptions {
+            reembed: true,
+            ..options("other-embedder")
+        },
+    )
+    .unwrap();
+    let count = converted
+        .reembed(16, |items| -> Result<Vec<Vec<f32>>, StoreError> {
+            assert_eq!(items, [("apples-hash", "apples")]);
+            Ok(vec![vec![0.0, 0.0, 1.0]])
+        })
+        .unwrap();
+    assert_eq!(count, 1);
+    drop(converted);
+    let reopened = Store::open(dir.path(), options("other-embedder")).unwrap();
+    let nearest = reopened
+        .vectors()
+        .search(&[0.0, 0.0, 1.0], 1, None)
+        .unwrap();
+    assert!((nearest[0].1 - 1.0).abs() < 1e-5);
+    assert_eq!(keyword_doc_ids(&reopened, "apples"), ["a"]);
 }

@@ -29,6 +29,9 @@ pub enum Command {
     Index {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// First recompute every stored vector with the configured embedder (after changing it).
+        #[arg(long)]
+        reembed: bool,
     },
     /// Rank chunks for a query.
     Search {

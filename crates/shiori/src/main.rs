@@ -46,8 +46,18 @@ fn run(cli: &Cli) -> Result<()> {
                 || format!("initialised {}", cli.data_dir.display()),
             )
         }
-        Command::Index { paths } => {
-            let mut engine = open_engine(cli, &home)?;
+        Command::Index { paths, reembed } => {
+            let mut engine = if *reembed {
+                let mut engine = Engine::open_with(&cli.data_dir, &home, true)?;
+                let converted = engine.reembed()?;
+                eprintln!(
+                    "re-embedded {converted} chunk(s) with {}",
+                    engine.embedder().model_id()
+                );
+                engine
+            } else {
+                open_engine(cli, &home)?
+            };
             let report = engine.index(paths, &progress::Bar::default())?;
             output::print(cli.json, &report, || output::index_report(&report))
         }

@@ -90,6 +90,22 @@ fn reindexing_skips_unchanged_files_and_drops_deleted_ones() {
     assert_eq!(fourth["files_indexed"], 1, "{fourth}");
     let ids = search_ids(&data, "夏季休暇", "bm25");
     assert_eq!(file_name(&ids[0]), "vacation.md");
+
+    let reembed = run(&data, &["index", "--reembed", corpus.to_str().unwrap()]);
+    assert!(
+        reembed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reembed.stderr)
+    );
+    let chunks = run_json(&data, &["stats"])["chunks"].as_u64().unwrap();
+    assert!(
+        String::from_utf8_lossy(&reembed.stderr)
+            .contains(&format!("re-embedded {chunks} chunk(s)")),
+        "{}",
+        String::from_utf8_lossy(&reembed.stderr)
+    );
+    let ids = search_ids(&data, "storage quota per workspace", "dense");
+    assert_eq!(ids[0], "faq-storage");
 }
 
 #[test]
