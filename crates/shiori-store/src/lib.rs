@@ -201,12 +201,7 @@ impl Store {
         let transaction = connection.transaction()?;
         tables::set_meta(&transaction, DIRTY, "1")?;
         tables::update_vectors(&transaction, vectors)?;
-        tables::set_meta(&transaction, "embedder", &self.options.embedder_id)?;
-        tables::set_meta(
-            &transaction,
-            "dimension",
-            &self.options.dimension.to_string(),
-        )?;
+        record_embedder(&transaction, &self.options)?;
         transaction.commit()?;
         Ok(())
     }
@@ -346,9 +341,11 @@ fn check_embedder(connection: &Connection, options: &StoreOptions) -> Result<(),
                 requested: options.embedder_id.clone(),
             })
         }
-        _ => {
-            tables::set_meta(connection, "embedder", &options.embedder_id)?;
-            tables::set_meta(connection, "dimension", &options.dimension.to_string())
-        }
+        _ => record_embedder(connection, options),
     }
+}
+
+fn record_embedder(connection: &Connection, options: &StoreOptions) -> Result<(), StoreError> {
+    tables::set_meta(connection, "embedder", &options.embedder_id)?;
+    tables::set_meta(connection, "dimension", &options.dimension.to_string())
 }

@@ -202,15 +202,19 @@ fn derived_indexes_are_rebuilt_after_a_crash_before_commit() {
     assert_eq!(store.vectors().len(), 2);
 }
 
-#[test]
-fn a_store_refuses_another_embedder() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
+/// A committed store holding one chunk, closed again.
+fn store_apples(dir: &Path) {
+    let mut store = open(dir);
     store
         .apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])])
         .unwrap();
     store.commit().unwrap();
-    drop(store);
+}
+
+#[test]
+fn a_store_refuses_another_embedder() {
+    let dir = tempfile::tempdir().unwrap();
+    store_apples(dir.path());
     match Store::open(dir.path(), options("other-embedder")) {
         Err(StoreError::EmbedderMismatch { stored, .. }) => assert_eq!(stored, "test-embedder"),
         other => panic!("expected a mismatch, got {:?}", other.err()),
@@ -220,12 +224,7 @@ fn a_store_refuses_another_embedder() {
 #[test]
 fn reembed_converts_a_store_to_another_embedder() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
-    store
-        .apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])])
-        .unwrap();
-    store.commit().unwrap();
-    drop(store);
+    store_apples(dir.path());
     let mut converted = Store::open(
         dir.path(),
         StoreOptions {
