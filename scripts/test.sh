@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The test command (README's second command; .ci/run runs it too): fetches the models the
 # end-to-end tests use, then runs every test of the workspace in release mode (the models are
-# too slow unoptimised).
+# too slow unoptimised), and closes with the totals over all test binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release -p shiori
 target/release/shiori models fetch
-cargo test --release --workspace
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --release --workspace 2>&1 | tee "$log" || status=$?
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"
+exit "$status"
