@@ -9,8 +9,8 @@ mod progress;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use cli::{BenchAction, Cli, Command, ModelsAction, RetrievalArgs};
-use shiori_core::{Filters, RetrievalConfig};
-use shiori_engine::{Config, Engine};
+use shiori_core::{EmbedError, Filters, RetrievalConfig};
+use shiori_engine::{Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
 
 /// candle allocates and frees large activation tensors for every batch; glibc hands those back to
@@ -152,9 +152,13 @@ fn run(cli: &Cli) -> Result<()> {
 }
 
 fn open_engine(cli: &Cli, home: &ShioriHome) -> Result<Engine> {
-    Engine::open(&cli.data_dir, home).with_context(|| {
-        format!(
-            "cannot open the data directory {} (run `shiori models fetch` first if the models are missing)",
+    Engine::open(&cli.data_dir, home).map_err(|error| {
+        let hint = match error {
+            EngineError::Embed(EmbedError::ModelNotFound(_)) => " (run `shiori models fetch`)",
+            _ => "",
+        };
+        anyhow::anyhow!(
+            "cannot open the data directory {}: {error}{hint}",
             cli.data_dir.display()
         )
     })
