@@ -10,7 +10,7 @@ pub use keyword::TantivyKeywordIndex;
 pub use tables::FileRecord;
 pub use vectors::UsearchIndex;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, Transaction};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex};
 use std::path::{Path, PathBuf};
@@ -194,12 +194,7 @@ impl Store {
     }
 
     fn swap_vectors(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
-        let connection = self
-            .connection
-            .get_mut()
-            .map_err(|_| StoreError::Poisoned)?;
-        let transaction = connection.transaction()?;
-        tables::set_meta(&transaction, DIRTY, "1")?;
+        let transaction = begin_dirty_write(&mut self.connection)?;
         tables::update_vectors(&transaction, vectors)?;
         record_embedder(&transaction, &self.options)?;
         transaction.commit()?;
@@ -223,12 +218,7 @@ impl Store {
         let mut removed_keys = Vec::new();
         let mut added: Vec<(u64, Chunk, Vec<f32>)> = Vec::new();
         {
-            let connection = self
-                .connection
-                .get_mut()
-                .map_err(|_| StoreError::Poisoned)?;
-            let transaction = connection.transaction()?;
-            tables::set_meta(&transaction, DIRTY, "1")?;
+            let transaction = begin_dirty_write(&mut self.connection)?;
             for change in changes {
                 match change {
                     FileChange::Remove { path } => {
@@ -328,6 +318,14 @@ impl Store {
             vector_index: "usearch-hnsw (exact below 20k vectors)".to_string(),
         })
     }
+}
+
+/// Starts a write transaction that marks the derived indexes stale until [`Store::commit`].
+fn begin_dirty_write(connection: &mut Mutex<Connection>) -> Result<Transaction<'_>, StoreError> {
+    let connection = connection.get_mut().map_err(|_| StoreError::Poisoned)?;
+    let transaction = connection.transaction()?;
+    tables::set_meta(&transaction, DIRTY, "1")?;
+    Ok(transaction)
 }
 
 /// Refuses to mix vectors from two embedders; an empty store adopts the configured one.
