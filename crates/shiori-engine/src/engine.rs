@@ -44,8 +44,8 @@ impl Engine {
                 Box::new(MiniLmEmbedder::load(&dir)?)
             }
         };
-        let dictionary = home.ipadic_dictionary();
-        let japanese = JapaneseTokenization::load(dictionary.is_file().then_some(&*dictionary))?;
+        // Without the built dictionary this falls back to character bigrams.
+        let japanese = JapaneseTokenization::load(Some(&home.ipadic_dictionary()))?;
         let cache = EmbeddingCache::open(&home.embedding_cache())?;
         Engine::from_parts(data_dir, config, embedder, japanese, cache, reembed)
     }

@@ -3,7 +3,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use shiori_core::{Chunk, Document};
 use shiori_ingest::{
-    chunk_document, content_hash, discover, load_file, DiscoveredFile, WalkOptions,
+    chunk_document, content_hash, discover, load_bytes, DiscoveredFile, WalkOptions,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{FileChange, FileRecord};
@@ -264,11 +264,10 @@ fn prepare(
     };
     let bytes = std::fs::read(&file.path).map_err(|e| failure(e.to_string()))?;
     let hash = content_hash(&bytes);
-    drop(bytes);
     if record.is_some_and(|r| r.content_hash == hash) {
         return Ok(None);
     }
-    let loaded = load_file(&file.path, file.modified).map_err(|e| {
+    let loaded = load_bytes(&file.path, bytes, file.modified).map_err(|e| {
         // The error names the path; the report shows the path in its own field.
         let message = e.to_string();
         let reason = message

@@ -55,7 +55,8 @@ fn read(path: &Path) -> Result<String, EvalError> {
     })
 }
 
-fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, EvalError> {
+/// Every non-blank line of a JSONL file with its 1-based line number.
+pub fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, EvalError> {
     read(path)?
         .lines()
         .enumerate()

@@ -6,6 +6,6 @@ mod dataset;
 mod metrics;
 mod report;
 
-pub use dataset::{load_dataset, Dataset, EvalError, EvalQuery};
+pub use dataset::{json_lines, load_dataset, Dataset, EvalError, EvalQuery};
 pub use metrics::{score_ranking, RankingScores};
 pub use report::{evaluate, sweep_thresholds, EvalReport, QueryOutcome, SweepRow};

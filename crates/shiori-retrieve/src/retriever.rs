@@ -1,5 +1,7 @@
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
-use shiori_core::{EmbedError, Embedder, Filters, Hit, IndexError, RetrievalConfig, RetrievalMode};
+use shiori_core::{
+    Chunk, EmbedError, Embedder, Filters, Hit, IndexError, RetrievalConfig, RetrievalMode,
+};
 use shiori_store::{Store, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -87,25 +89,33 @@ impl Retriever<'_> {
             }
         }
 
-        if let Some(decay) = &config.time_decay {
+        let mut chunks = if let Some(decay) = &config.time_decay {
             // Decay can reorder anything among the candidates, so weigh them all before cutting.
-            let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
-            let modified: HashMap<u64, i64> = self
-                .store
-                .chunks(&keys)?
-                .into_iter()
-                .map(|(key, chunk)| (key, chunk.modified))
-                .collect();
+            let chunks = self.load_chunks(&fused)?;
             let now = now_seconds();
             for f in &mut fused {
-                if let Some(t) = modified.get(&f.key) {
-                    f.score *= decay_factor(decay, *t, now);
+                if let Some(chunk) = chunks.get(&f.key) {
+                    f.score *= decay_factor(decay, chunk.modified, now);
                 }
             }
             sort_best_first(&mut fused);
-        }
-        fused.truncate(config.top_k);
-        let hits = self.to_hits(&fused)?;
+            fused.truncate(config.top_k);
+            chunks
+        } else {
+            fused.truncate(config.top_k);
+            self.load_chunks(&fused)?
+        };
+        let hits = fused
+            .iter()
+            .filter_map(|f| {
+                chunks.remove(&f.key).map(|chunk| Hit {
+                    chunk,
+                    score: f.score,
+                    dense_score: f.dense,
+                    bm25_score: f.bm25,
+                })
+            })
+            .collect();
         Ok(Retrieved {
             hits,
             best_dense,
@@ -134,20 +144,9 @@ impl Retriever<'_> {
         }
     }
 
-    fn to_hits(&self, fused: &[Fused]) -> Result<Vec<Hit>, RetrieveError> {
+    fn load_chunks(&self, fused: &[Fused]) -> Result<HashMap<u64, Chunk>, RetrieveError> {
         let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
-        let mut chunks: HashMap<u64, _> = self.store.chunks(&keys)?.into_iter().collect();
-        Ok(fused
-            .iter()
-            .filter_map(|f| {
-                chunks.remove(&f.key).map(|chunk| Hit {
-                    chunk,
-                    score: f.score,
-                    dense_score: f.dense,
-                    bm25_score: f.bm25,
-                })
-            })
-            .collect())
+        Ok(self.store.chunks(&keys)?.into_iter().collect())
     }
 }
 

@@ -61,20 +61,18 @@ fn upsert(path: &str, doc_id: &str, texts: &[(&str, [f32; 3])]) -> FileChange {
     }
 }
 
-fn keyword_doc_ids(store: &Store, query: &str) -> Vec<String> {
-    let keys: Vec<u64> = store
-        .keywords()
-        .search(query, 10)
-        .unwrap()
-        .into_iter()
-        .map(|h| h.0)
-        .collect();
+fn doc_ids(store: &Store, keys: &[u64]) -> Vec<String> {
     store
-        .chunks(&keys)
+        .chunks(keys)
         .unwrap()
         .into_iter()
         .map(|(_, c)| c.doc_id)
         .collect()
+}
+
+fn keyword_doc_ids(store: &Store, query: &str) -> Vec<String> {
+    let hits = store.keywords().search(query, 10).unwrap();
+    doc_ids(store, &hits.iter().map(|h| h.0).collect::<Vec<_>>())
 }
 
 #[test]
@@ -157,15 +155,7 @@ fn filters_select_keys_in_sql() {
             upsert("notes/b.txt", "b", &[("two", [0.0, 1.0, 0.0])]),
         ])
         .unwrap();
-    let doc_of = |filters: &Filters| -> Vec<String> {
-        let keys = store.keys_matching(filters).unwrap();
-        store
-            .chunks(&keys)
-            .unwrap()
-            .into_iter()
-            .map(|(_, c)| c.doc_id)
-            .collect()
-    };
+    let doc_of = |filters: &Filters| doc_ids(&store, &store.keys_matching(filters).unwrap());
     let by_prefix = Filters {
         source_prefix: Some("notes/".into()),
         ..Filters::default()

@@ -2,27 +2,20 @@
 
 use crate::cli::Cli;
 use crate::output;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use shiori_core::{Embedder, Filters, RetrievalConfig, RetrievalMode};
 use shiori_engine::{Config, Engine};
 use shiori_models::assets::ShioriHome;
 use shiori_models::MiniLmEmbedder;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
 fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>> {
-    let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-    BufReader::new(file)
-        .lines()
-        .filter(|line| line.as_ref().map_or(true, |l| !l.trim().is_empty()))
-        .enumerate()
-        .map(|(index, line)| {
-            let line = line.with_context(|| format!("{}", path.display()))?;
-            serde_json::from_str(&line)
-                .with_context(|| format!("{}: line {}", path.display(), index + 1))
-        })
-        .collect()
+    Ok(shiori_eval::json_lines(path)?
+        .into_iter()
+        .map(|(_, value)| value)
+        .collect())
 }
 
 fn percentile(sorted: &[f64], fraction: f64) -> f64 {

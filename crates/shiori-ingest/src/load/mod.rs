@@ -54,10 +54,32 @@ pub struct LoadedFile {
 /// Reads and parses one file. `modified` (Unix seconds) becomes every document's `modified`
 /// unless a record carries its own `modified` or `created_at`.
 pub fn load_file(path: &Path, modified: i64) -> Result<LoadedFile, IngestError> {
-    let format = Format::from_path(path).ok_or_else(|| IngestError::Unsupported {
+    let format = format_of(path)?;
+    let bytes = fs::read(path).map_err(|source| IngestError::Io {
         path: path.to_path_buf(),
+        source,
     })?;
-    let text = read_text(path)?;
+    parse(path, format, bytes, modified)
+}
+
+/// Parses the contents of `path` that the caller already read (to hash them, say).
+pub fn load_bytes(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
+    parse(path, format_of(path)?, bytes, modified)
+}
+
+fn format_of(path: &Path) -> Result<Format, IngestError> {
+    Format::from_path(path).ok_or_else(|| IngestError::Unsupported {
+        path: path.to_path_buf(),
+    })
+}
+
+fn parse(
+    path: &Path,
+    format: Format,
+    bytes: Vec<u8>,
+    modified: i64,
+) -> Result<LoadedFile, IngestError> {
+    let text = decode_text(path, bytes)?;
     let loaded = match format {
         Format::Text => single(text::load(path, &text, modified)?),
         Format::Markdown => single(markdown::load(path, &text, modified)?),
@@ -81,11 +103,7 @@ fn single(document: Document) -> LoadedFile {
 }
 
 /// The file as UTF-8 text without a byte-order mark, refusing binary, invalid and blank files.
-fn read_text(path: &Path) -> Result<String, IngestError> {
-    let bytes = fs::read(path).map_err(|source| IngestError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+fn decode_text(path: &Path, bytes: Vec<u8>) -> Result<String, IngestError> {
     // Checked before UTF-8 because NUL is valid UTF-8: without this, binaries that happen to
     // decode would be indexed as garbage.
     if bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0) {
