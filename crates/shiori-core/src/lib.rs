@@ -1,13 +1,18 @@
 //! The vocabulary every other Shiori crate speaks: the plain data types that flow from ingest to
 //! answer (`Document`, `Chunk`, `Hit`, `Answer`, …), the traits at the seams (`Embedder`,
-//! `VectorIndex`, `KeywordIndex`) and the configuration types stored in `shiori.toml`.
+//! `VectorIndex`, `KeywordIndex`, `ChatModel`, `Reranker`) and the configuration types stored in `shiori.toml`.
 
 mod config;
+mod generation;
 mod seams;
 mod types;
 
 pub use config::{
     ChunkerConfig, ChunkerKind, FusionKind, RetrievalConfig, RetrievalMode, TimeDecay,
+};
+pub use generation::{
+    ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, RerankError, Reranker, Role,
+    TokenSink, ToolCall, ToolSpec, Usage,
 };
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
 pub use types::{Answer, Chunk, Document, Filters, Hit, Source, Timings};

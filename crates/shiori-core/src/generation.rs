@@ -1,0 +1,158 @@
+//! The seams of generation: chat models, rerankers and web search. Implementations live in
+//! `shiori-llm` (HTTP providers) and `shiori-models` (local candle models).
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    /// The result of a tool call, answering the assistant message that asked for it.
+    Tool,
+}
+
+/// A tool the model may call: its JSON-Schema `parameters` as the providers expect them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// A call the model asked for; `id` ties the tool's answer back to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+    /// Calls an assistant message made (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For `Role::Tool`: the call this message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl ChatMessage {
+    pub fn new(role: Role, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    pub fn system(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::new(Role::System, content)
+    }
+
+    pub fn user(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::new(Role::User, content)
+    }
+
+    pub fn assistant(content: impl Into<String>) -> ChatMessage {
+        ChatMessage::new(Role::Assistant, content)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    /// Ask for a single JSON object as the reply.
+    #[serde(default)]
+    pub json_mode: bool,
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Tokens one or more calls consumed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub content: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    /// The model that answered, as the provider named it.
+    pub model: String,
+}
+
+/// Why a chat call failed, sorted by what the caller should do about it.
+#[derive(Debug, Clone, Error)]
+pub enum ChatError {
+    /// Worth retrying: rate limits, 5xx, timeouts, dropped connections.
+    #[error("transient failure from {provider}: {message}")]
+    Transient {
+        provider: String,
+        message: String,
+        /// What the provider asked us to wait (`Retry-After`), if it said.
+        retry_after: Option<Duration>,
+    },
+    /// Retrying cannot help: bad key, bad request, unknown model, unparsable reply.
+    #[error("permanent failure from {provider}: {message}")]
+    Permanent { provider: String, message: String },
+    /// The prompt does not fit the model's context window.
+    #[error("the prompt is too long for {provider}: {message}")]
+    ContextTooLong { provider: String, message: String },
+}
+
+/// Receives generated text as it streams in.
+pub type TokenSink<'a> = &'a mut dyn FnMut(&str);
+
+/// A chat-completion model: an HTTP provider or a local model.
+pub trait ChatModel: Send + Sync {
+    /// The provider and model, e.g. `openai:gpt-4o-mini` or `local:smollm2-135m`.
+    fn model_id(&self) -> &str;
+    /// Runs one completion; with `on_token`, streams the text as it is generated.
+    fn chat(
+        &self,
+        request: &ChatRequest,
+        on_token: Option<TokenSink<'_>>,
+    ) -> Result<ChatResponse, ChatError>;
+}
+
+/// Why a reranker could not score.
+#[derive(Debug, Error)]
+pub enum RerankError {
+    #[error("reranker model failed: {0}")]
+    Model(String),
+    #[error("reranker chat model failed: {0}")]
+    Chat(#[from] ChatError),
+}
+
+/// Re-scores passages against a query (higher is more relevant), one score per passage in order.
+pub trait Reranker: Send + Sync {
+    fn name(&self) -> &str;
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, RerankError>;
+}
