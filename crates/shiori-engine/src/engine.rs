@@ -1,7 +1,9 @@
-use crate::{Config, EmbedderKind, EngineError};
+use crate::{Config, EmbedderConfig, EmbedderKind, EngineError};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Answer, Embedder, Filters, RetrievalConfig, Timings};
-use shiori_models::{assets::ShioriHome, embed_with_cache, EmbeddingCache, MiniLmEmbedder};
+use shiori_models::{
+    assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder,
+};
 use shiori_rag::{extractive_answer, Relevance};
 use shiori_retrieve::{Retrieved, Retriever};
 use shiori_store::{Store, StoreOptions, StoreStats};
@@ -34,16 +36,7 @@ impl Engine {
         reembed: bool,
     ) -> Result<Engine, EngineError> {
         let config = Config::load(data_dir)?;
-        let embedder: Box<dyn Embedder> = match config.embedder.kind {
-            EmbedderKind::Minilm => {
-                let dir = config
-                    .embedder
-                    .path
-                    .clone()
-                    .unwrap_or_else(|| home.minilm_dir());
-                Box::new(MiniLmEmbedder::load(&dir)?)
-            }
-        };
+        let embedder = load_embedder(&config.embedder, home)?;
         // Without the built dictionary this falls back to character bigrams.
         let japanese = JapaneseTokenization::load(Some(&home.ipadic_dictionary()))?;
         let cache = EmbeddingCache::open(&home.embedding_cache())?;
@@ -139,4 +132,21 @@ impl Engine {
     pub fn stats(&self) -> Result<StoreStats, EngineError> {
         Ok(self.store.stats()?)
     }
+}
+
+/// Loads the embedder `config` names, from its configured path or the one in `home`.
+pub fn load_embedder(
+    config: &EmbedderConfig,
+    home: &ShioriHome,
+) -> Result<Box<dyn Embedder>, EngineError> {
+    Ok(match config.kind {
+        EmbedderKind::E5 => {
+            let path = config.path.clone().unwrap_or_else(|| home.e5_model());
+            Box::new(E5Embedder::load(&path)?)
+        }
+        EmbedderKind::Minilm => {
+            let dir = config.path.clone().unwrap_or_else(|| home.minilm_dir());
+            Box::new(MiniLmEmbedder::load(&dir)?)
+        }
+    })
 }

@@ -9,7 +9,7 @@ mod evaluation;
 mod indexer;
 
 pub use config::{Config, EmbedderConfig, EmbedderKind, IngestConfig, CONFIG_FILE};
-pub use engine::Engine;
+pub use engine::{load_embedder, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;
 pub use indexer::{IndexFailure, IndexReport, Progress};

