@@ -5,6 +5,7 @@
 
 mod command;
 mod error;
+mod gguf;
 mod ipadic;
 mod minilm;
 mod wheel;
@@ -13,6 +14,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 pub use error::AssetError;
+pub use gguf::{fetch_qwen, fetch_smollm2};
 pub use ipadic::fetch_ipadic;
 pub use minilm::fetch_minilm;
 
@@ -82,7 +84,7 @@ pub struct AssetStatus {
 pub fn list_assets(home: &ShioriHome) -> Vec<AssetStatus> {
     let minilm = home.minilm_dir();
     let dictionary = home.ipadic_dictionary();
-    vec![
+    let mut assets = vec![
         AssetStatus {
             name: "all-MiniLM-L6-v2",
             present: minilm::is_complete(&minilm),
@@ -95,7 +97,17 @@ pub fn list_assets(home: &ShioriHome) -> Vec<AssetStatus> {
             path: dictionary,
             package: format!("Debian {IPADIC_PACKAGE}"),
         },
-    ]
+    ];
+    for model in [&gguf::SMOLLM2, &gguf::QWEN_CODER] {
+        let path = home.gguf_path(model);
+        assets.push(AssetStatus {
+            name: model.name,
+            present: path.is_file(),
+            path,
+            package: model.package(),
+        });
+    }
+    assets
 }
 
 #[cfg(test)]
