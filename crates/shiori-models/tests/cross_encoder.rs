@@ -131,13 +131,26 @@ impl Weights {
         &self.0[name].1
     }
 
-    fn save(&self, path: &Path) {
+    /// Writes the weights under BERT's names, or XLM-RoBERTa's (same layers; its classification
+    /// head is BERT's pooler and classifier under other names).
+    fn save(&self, path: &Path, xlm_roberta: bool) {
+        let rename = |name: &str| {
+            if !xlm_roberta {
+                name.to_string()
+            } else if let Some(rest) = name.strip_prefix("bert.pooler.dense") {
+                format!("classifier.dense{rest}")
+            } else if let Some(rest) = name.strip_prefix("classifier") {
+                format!("classifier.out_proj{rest}")
+            } else {
+                name.replacen("bert.", "roberta.", 1)
+            }
+        };
         let tensors: HashMap<String, Tensor> = self
             .0
             .iter()
             .map(|(name, (shape, data))| {
                 let tensor = Tensor::from_slice(data, shape.as_slice(), &Device::Cpu).unwrap();
-                (name.clone(), tensor)
+                (rename(name), tensor)
             })
             .collect();
         candle_core::safetensors::save(&tensors, path).unwrap();
@@ -167,8 +180,9 @@ impl Weights {
             .collect()
     }
 
-    /// BertForSequenceClassification's logits for one unpadded sequence.
-    fn forward(&self, ids: &[usize], types: &[usize]) -> Vec<f32> {
+    /// The classifier's logits for one unpadded sequence whose positions start at `first_position`
+    /// (0 for BERT, after the padding index for XLM-RoBERTa).
+    fn forward(&self, ids: &[usize], types: &[usize], first_position: usize) -> Vec<f32> {
         let row = |name: &str, index: usize| {
             self.get(&format!("bert.embeddings.{name}.weight"))
                 [index * HIDDEN..(index + 1) * HIDDEN]
@@ -179,7 +193,7 @@ impl Weights {
                 let sum: Vec<f32> = (0..HIDDEN)
                     .map(|h| {
                         row("word_embeddings", ids[t])[h]
-                            + row("position_embeddings", t)[h]
+                            + row("position_embeddings", first_position + t)[h]
                             + row("token_type_embeddings", types[t])[h]
                     })
                     .collect();
@@ -303,12 +317,16 @@ fn tokenizer_json() -> serde_json::Value {
 }
 
 fn write_model(dir: &Path, labels: usize) -> Weights {
+    write_model_of(dir, labels, "bert")
+}
+
+fn write_model_of(dir: &Path, labels: usize, model_type: &str) -> Weights {
     let id2label: serde_json::Map<String, serde_json::Value> = (0..labels)
         .map(|i| (i.to_string(), format!("LABEL_{i}").into()))
         .collect();
     let config = serde_json::json!({
         "architectures": ["BertForSequenceClassification"],
-        "model_type": "bert",
+        "model_type": model_type,
         "vocab_size": VOCAB.len(),
         "hidden_size": HIDDEN,
         "num_hidden_layers": LAYERS,
@@ -323,13 +341,14 @@ fn write_model(dir: &Path, labels: usize) -> Weights {
         "layer_norm_eps": EPS,
         "pad_token_id": 0,
         "classifier_dropout": null,
+        "position_embedding_type": "absolute",
         "id2label": id2label,
     });
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
     std::fs::write(dir.join("tokenizer.json"), tokenizer_json().to_string()).unwrap();
     let weights = Weights::random(labels);
-    weights.save(&dir.join("model.safetensors"));
+    weights.save(&dir.join("model.safetensors"), model_type == "xlm-roberta");
     weights
 }
 
@@ -351,7 +370,7 @@ fn scores_match_a_plain_forward_pass_with_one_or_two_labels() {
         assert_eq!(scores.len(), PASSAGES.len());
         for (passage, score) in PASSAGES.iter().zip(&scores) {
             let (ids, types) = pair_ids(QUERY, passage);
-            let expected = *weights.forward(&ids, &types).last().unwrap();
+            let expected = *weights.forward(&ids, &types, 0).last().unwrap();
             assert!(
                 (score - expected).abs() < 1e-4,
                 "{labels} label(s), {passage:?}: {score} vs {expected}"
@@ -361,6 +380,23 @@ fn scores_match_a_plain_forward_pass_with_one_or_two_labels() {
         assert!(
             scores.windows(2).all(|w| (w[0] - w[1]).abs() > 1e-6),
             "{scores:?}"
+        );
+    }
+}
+
+#[test]
+fn xlm_roberta_scores_match_the_same_forward_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let weights = write_model_of(dir.path(), 1, "xlm-roberta");
+    let reranker = CrossEncoder::load(dir.path()).unwrap();
+    let scores = reranker.score(QUERY, PASSAGES).unwrap();
+    for (passage, score) in PASSAGES.iter().zip(&scores) {
+        let (ids, types) = pair_ids(QUERY, passage);
+        // Padding index 0, so positions start at 1.
+        let expected = weights.forward(&ids, &types, 1)[0];
+        assert!(
+            (score - expected).abs() < 1e-4,
+            "{passage:?}: {score} vs {expected}"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Local chat models: a quantized GGUF (SmolLM2, Qwen2.5) run with candle on the CPU, with the
 //! tokenizer and chat template the file carries.
 
+mod reply;
 mod stream;
 mod template;
 mod tokenizer;
@@ -15,6 +16,7 @@ use candle_transformers::generation::LogitsProcessor;
 use shiori_core::{ChatError, ChatModel, ChatRequest, ChatResponse, TokenSink, Usage};
 
 use crate::ModelLoadError;
+use reply::Reply;
 use stream::TextStream;
 use template::{parse_tool_calls, ChatTemplate, Piece, IM_END, IM_START};
 pub use tokenizer::GgufTokenizer;
@@ -143,22 +145,23 @@ impl GgufChatModel {
         }
     }
 
-    /// Feeds the prompt, then samples until a stop token, `max_new` tokens or the context's end.
+    /// Feeds the prompt, then samples until a stop token, `max_new` tokens, the context's end or
+    /// a complete reply.
     fn generate(
         &self,
         model: &mut dyn Forward,
         prompt: &[u32],
         max_new: usize,
         temperature: Option<f64>,
-        stream: &mut TextStream<impl Fn(&[u32]) -> Result<String, String>>,
-        on_token: &mut dyn FnMut(&str),
-    ) -> candle_core::Result<()> {
+        reply: &mut Reply,
+    ) -> candle_core::Result<usize> {
         let mut logits = None;
         for (index, chunk) in prompt.chunks(PREFILL_CHUNK).enumerate() {
             let input = Tensor::new(chunk, &Device::Cpu)?.unsqueeze(0)?;
             logits = Some(model.forward(&input, index * PREFILL_CHUNK)?);
         }
         let mut sampler = LogitsProcessor::new(self.seed, temperature, None);
+        let mut stream = TextStream::new(|ids: &[u32]| self.tokenizer.decode(ids));
         let mut position = prompt.len();
         while let Some(current) = logits.take() {
             let next = sampler.sample(&current.squeeze(0)?)?;
@@ -166,9 +169,9 @@ impl GgufChatModel {
                 break;
             }
             if let Some(piece) = stream.push(next).map_err(candle_core::Error::msg)? {
-                on_token(&piece);
+                reply.push(&piece);
             }
-            if stream.ids().len() >= max_new {
+            if reply.is_complete() || stream.ids().len() >= max_new {
                 break;
             }
             let input = Tensor::new(&[next], &Device::Cpu)?.unsqueeze(0)?;
@@ -176,9 +179,9 @@ impl GgufChatModel {
             position += 1;
         }
         if let Some(piece) = stream.finish().map_err(candle_core::Error::msg)? {
-            on_token(&piece);
+            reply.push(&piece);
         }
-        Ok(())
+        Ok(stream.ids().len())
     }
 }
 
@@ -210,26 +213,22 @@ impl ChatModel for GgufChatModel {
         let temperature = request.temperature.map(f64::from);
 
         let mut ignore = |_: &str| {};
-        let on_token: &mut dyn FnMut(&str) = match on_token {
+        let sink: &mut dyn FnMut(&str) = match on_token {
             Some(sink) => sink,
             None => &mut ignore,
         };
-        if !prefill.is_empty() {
-            on_token(prefill);
-        }
-        let mut stream = TextStream::new(|ids: &[u32]| self.tokenizer.decode(ids));
-        if max_new > 0 {
+        let mut reply = Reply::new(request.json_mode, sink);
+        reply.push(prefill);
+        let completion_tokens = if max_new > 0 {
             self.weights
                 .with_fresh_cache(|model| {
-                    self.generate(model, &prompt, max_new, temperature, &mut stream, on_token)
+                    self.generate(model, &prompt, max_new, temperature, &mut reply)
                 })
-                .map_err(|e| self.failure(format!("generation failed: {e}")))?;
-        }
-        let reply = self
-            .tokenizer
-            .decode(stream.ids())
-            .map_err(|e| self.failure(e))?;
-        let reply = format!("{prefill}{reply}");
+                .map_err(|e| self.failure(format!("generation failed: {e}")))?
+        } else {
+            0
+        };
+        let reply = reply.into_text();
         let (content, tool_calls) = if request.tools.is_empty() {
             (reply, Vec::new())
         } else {
@@ -240,7 +239,7 @@ impl ChatModel for GgufChatModel {
             tool_calls,
             usage: Usage {
                 prompt_tokens: prompt.len() as u64,
-                completion_tokens: stream.ids().len() as u64,
+                completion_tokens: completion_tokens as u64,
             },
             model: self.model_id.clone(),
         })
