@@ -1,4 +1,5 @@
-//! The quantized transformer of a GGUF chat model (llama or qwen2 architecture), run on the CPU.
+//! The transformer of a GGUF chat model (llama or qwen2 architecture), its weights widened to
+//! f32 at load and run on the CPU.
 
 use std::fs::File;
 use std::io::Cursor;
@@ -14,7 +15,8 @@ use crate::ModelLoadError;
 
 /// Loaded weights. Each generation needs its own KV cache: llama weights are cloned per call
 /// (cheap: the tensors are shared), qwen2's type cannot be cloned, so calls take turns and clear
-/// its cache first.
+/// its cache first (candle's qwen2 also keeps every prompt-chunk attention mask it builds, one per
+/// distinct chunk and context length, for the life of the model).
 pub enum Weights {
     Llama(quantized_llama::ModelWeights),
     Qwen2(Mutex<quantized_qwen2::ModelWeights>),
