@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use shiori_core::{ChatError, ChatMessage, ChatModel, ChatRequest};
+use shiori_core::{ChatError, ChatMessage, ChatModel, ChatRequest, ToolSpec};
 use shiori_models::assets::ShioriHome;
 use shiori_models::{GgufChatModel, ModelLoadError};
 
@@ -276,4 +276,26 @@ fn qwen_answers_a_japanese_question_from_the_context() {
         response.content
     );
     assert_eq!(streamed, response.content);
+
+    let request = ChatRequest {
+        messages: vec![ChatMessage::user("What is the weather in Tokyo right now?")],
+        tools: vec![ToolSpec {
+            name: "get_weather".into(),
+            description: "Current weather for a city".into(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            }),
+        }],
+        max_tokens: Some(64),
+        ..ChatRequest::default()
+    };
+    let response = model.chat(&request, None).unwrap();
+    assert_eq!(response.tool_calls.len(), 1, "{response:?}");
+    assert_eq!(response.tool_calls[0].name, "get_weather");
+    assert_eq!(
+        response.tool_calls[0].arguments,
+        serde_json::json!({"city": "Tokyo"})
+    );
 }

@@ -232,7 +232,7 @@ impl ChatModel for GgufChatModel {
         let (content, tool_calls) = if request.tools.is_empty() {
             (reply, Vec::new())
         } else {
-            parse_tool_calls(&reply)
+            parse_tool_calls(&reply, &request.tools)
         };
         Ok(ChatResponse {
             content,

@@ -3,7 +3,7 @@
 //! (a `<tools>` block in the system prompt, `<tool_call>` JSON in replies, `<tool_response>` in a
 //! user turn).
 
-use shiori_core::{ChatMessage, ChatRequest, Role, ToolCall};
+use shiori_core::{ChatMessage, ChatRequest, Role, ToolCall, ToolSpec};
 
 pub const IM_START: &str = "<|im_start|>";
 pub const IM_END: &str = "<|im_end|>";
@@ -158,8 +158,14 @@ fn default_system_prompt(source: &str) -> Option<String> {
 }
 
 /// Splits a reply into its text and the `<tool_call>{"name": …, "arguments": …}</tool_call>`
-/// blocks it holds. A block that is not such JSON stays in the text.
-pub fn parse_tool_calls(reply: &str) -> (String, Vec<ToolCall>) {
+/// blocks it holds. A block that is not such JSON stays in the text. Small models often drop the
+/// tags: a reply that is nothing but such JSON naming one of `tools` is a call too.
+pub fn parse_tool_calls(reply: &str, tools: &[ToolSpec]) -> (String, Vec<ToolCall>) {
+    if let Some(call) = parse_call(reply, 0) {
+        if tools.iter().any(|tool| tool.name == call.name) {
+            return (String::new(), vec![call]);
+        }
+    }
     const OPEN: &str = "<tool_call>";
     const CLOSE: &str = "</tool_call>";
     let mut text = String::new();
@@ -201,7 +207,6 @@ fn parse_call(body: &str, index: usize) -> Option<ToolCall> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shiori_core::ToolSpec;
 
     const SMOLLM_TEMPLATE: &str = "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
     const QWEN_TEMPLATE_PART: &str = "{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n{%- else %}\n{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}";
@@ -307,12 +312,27 @@ mod tests {
     #[test]
     fn parses_tool_calls_out_of_a_reply() {
         let reply = "Let me check.\n<tool_call>\n{\"name\": \"lookup\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>\n<tool_call>not json</tool_call>";
-        let (text, calls) = parse_tool_calls(reply);
+        let (text, calls) = parse_tool_calls(reply, &[]);
         assert_eq!(text, "Let me check.\n\n<tool_call>not json</tool_call>");
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].id, "call_0");
         assert_eq!(calls[0].name, "lookup");
         assert_eq!(calls[0].arguments, serde_json::json!({"q": "x"}));
-        assert_eq!(parse_tool_calls("plain"), ("plain".to_string(), vec![]));
+        assert_eq!(
+            parse_tool_calls("plain", &[]),
+            ("plain".to_string(), vec![])
+        );
+
+        let untagged = " {\"name\": \"lookup\", \"arguments\": {\"q\": \"y\"}}\n";
+        let lookup = ToolSpec {
+            name: "lookup".into(),
+            description: String::new(),
+            parameters: serde_json::json!({}),
+        };
+        let (text, calls) = parse_tool_calls(untagged, std::slice::from_ref(&lookup));
+        assert_eq!(text, "");
+        assert_eq!(calls[0].arguments, serde_json::json!({"q": "y"}));
+        // JSON naming no offered tool is just a JSON reply.
+        assert_eq!(parse_tool_calls(untagged, &[]).1, vec![]);
     }
 }
