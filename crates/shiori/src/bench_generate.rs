@@ -1,0 +1,110 @@
+//! `shiori bench generate`: prompt and generation speed of a local GGUF chat model on a
+//! RAG-shaped prompt (passages of a corpus, then a question).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use shiori_core::{ChatMessage, ChatModel, ChatRequest};
+use shiori_models::assets::ShioriHome;
+use shiori_models::GgufChatModel;
+
+use crate::cli::Cli;
+use crate::output;
+
+fn model_path(home: &ShioriHome, model: &str) -> PathBuf {
+    match model {
+        "smollm2" => home.smollm2_gguf(),
+        "qwen2.5-coder-0.5b" => home.qwen_gguf(),
+        path => PathBuf::from(path),
+    }
+}
+
+/// Builds a prompt of about `prompt_tokens` tokens from the corpus, then times `runs` greedy
+/// replies. The first streamed piece marks the end of the prompt pass, so prompt tokens/s is
+/// prompt tokens over time-to-first-token and generation tokens/s counts the tokens after it.
+pub fn generate(
+    cli: &Cli,
+    home: &ShioriHome,
+    corpus: &Path,
+    model: &str,
+    prompt_tokens: usize,
+    max_tokens: u32,
+    runs: usize,
+) -> Result<()> {
+    if runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let path = model_path(home, model);
+    let started = Instant::now();
+    let model = GgufChatModel::load(&path)?;
+    let load_seconds = started.elapsed().as_secs_f64();
+
+    let mut passages = shiori_eval::json_lines(corpus)?
+        .into_iter()
+        .filter_map(|(_, record)| record.get("text")?.as_str().map(str::to_string));
+    let mut context = String::new();
+    let request = loop {
+        let request = ChatRequest {
+            messages: vec![
+                ChatMessage::system("Answer the question from the passages. Be brief."),
+                ChatMessage::user(format!(
+                    "Passages:\n{context}\nQuestion: What do these passages have in common?"
+                )),
+            ],
+            max_tokens: Some(max_tokens),
+            ..ChatRequest::default()
+        };
+        if model.prompt_ids(&request)?.len() >= prompt_tokens {
+            break request;
+        }
+        match passages.next() {
+            Some(passage) => context.push_str(&format!("- {passage}\n")),
+            None => break request,
+        }
+    };
+    let mut prompt_rates = Vec::new();
+    let mut generation_rates = Vec::new();
+    let mut usage = Default::default();
+    for _ in 0..runs {
+        let start = Instant::now();
+        let mut first_piece = None;
+        let response = model.chat(
+            &request,
+            Some(&mut |_: &str| {
+                first_piece.get_or_insert_with(|| start.elapsed().as_secs_f64());
+            }),
+        )?;
+        let total = start.elapsed().as_secs_f64();
+        let first = first_piece.unwrap_or(total);
+        usage = response.usage;
+        prompt_rates.push(usage.prompt_tokens as f64 / first);
+        if usage.completion_tokens > 1 && total > first {
+            generation_rates.push((usage.completion_tokens - 1) as f64 / (total - first));
+        }
+    }
+    let median = |rates: &mut Vec<f64>| {
+        rates.sort_by(f64::total_cmp);
+        rates.get(rates.len() / 2).copied().unwrap_or(0.0)
+    };
+    let prompt_rate = median(&mut prompt_rates);
+    let generation_rate = median(&mut generation_rates);
+    let result = serde_json::json!({
+        "model": model.model_id(),
+        "load_seconds": load_seconds,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "runs": runs,
+        "prompt_tokens_per_second": prompt_rate,
+        "generation_tokens_per_second": generation_rate,
+    });
+    output::print(cli.json, &result, || {
+        format!(
+            "{}: loaded in {load_seconds:.2} s; prompt {} tokens at {prompt_rate:.1} tokens/s, \
+             generation {} tokens at {generation_rate:.1} tokens/s (median of {runs})",
+            model.model_id(),
+            usage.prompt_tokens,
+            usage.completion_tokens,
+        )
+    })
+}
