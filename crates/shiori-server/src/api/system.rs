@@ -1,0 +1,78 @@
+//! Reads about the server itself: stats, health, metrics, the OpenAPI document and the page.
+
+use crate::error::ApiError;
+use crate::state::SharedState;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{Html, IntoResponse};
+use axum::Json;
+use serde_json::{json, Value};
+
+const OPENAPI: &str = include_str!("../openapi.json");
+const PAGE: &str = include_str!("../assets/index.html");
+const SCRIPT: &str = include_str!("../assets/app.js");
+const STYLE: &str = include_str!("../assets/style.css");
+
+/// `GET /api/stats`: embedder, dimension, counts, pipelines and the last write.
+pub async fn stats(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
+    let engine = state.engine();
+    let stats = tokio::task::spawn_blocking(move || engine.stats()).await??;
+    let last = state.last_reindex.lock().ok().and_then(|last| last.clone());
+    Ok(Json(json!({
+        "embedder": stats.embedder,
+        "dimension": stats.dimension,
+        "files": stats.files,
+        "documents": stats.documents,
+        "chunks": stats.chunks,
+        "japanese_analyzer": stats.japanese_analyzer,
+        "vector_index": stats.vector_index,
+        "retrieval": state.engine().config.retrieval,
+        "pipelines": state.pipelines.names(),
+        "reindex": state.progress.snapshot(),
+        "last_reindex": last,
+    })))
+}
+
+pub async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// `GET /metrics`: Prometheus text.
+pub async fn metrics(State(state): State<SharedState>) -> impl IntoResponse {
+    let engine = state.engine();
+    let stats = tokio::task::spawn_blocking(move || engine.stats())
+        .await
+        .ok()
+        .and_then(Result::ok);
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        state.metrics.render(stats.as_ref()),
+    )
+}
+
+pub async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
+}
+
+pub async fn page() -> Html<&'static str> {
+    Html(PAGE)
+}
+
+pub async fn script() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+}
+
+pub async fn style() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE)
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}
