@@ -119,7 +119,8 @@ fn resolve(data_dir: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
         return path.to_path_buf();
     }
-    let absolute_data_dir = std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+    let absolute_data_dir =
+        std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
     absolute_data_dir
         .parent()
         .unwrap_or(Path::new("/"))
@@ -151,7 +152,10 @@ mod tests {
         let data_dir = Path::new("/project/.shiori");
         assert_eq!(
             config.source_paths(data_dir),
-            vec![PathBuf::from("/project/docs"), PathBuf::from("/srv/faq.jsonl")]
+            vec![
+                PathBuf::from("/project/docs"),
+                PathBuf::from("/srv/faq.jsonl")
+            ]
         );
         assert_eq!(
             config.eval_dataset(data_dir),

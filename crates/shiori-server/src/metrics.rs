@@ -53,7 +53,9 @@ impl Metrics {
     /// The exposition text, with the index sizes of the serving engine.
     pub fn render(&self, index: Option<&StoreStats>) -> String {
         let mut out = String::new();
-        out.push_str("# HELP shiori_http_requests_total HTTP requests by route, method and status.\n");
+        out.push_str(
+            "# HELP shiori_http_requests_total HTTP requests by route, method and status.\n",
+        );
         out.push_str("# TYPE shiori_http_requests_total counter\n");
         if let Ok(requests) = self.requests.lock() {
             for ((route, method, status), count) in requests.iter() {
@@ -86,7 +88,10 @@ impl Metrics {
             );
         }
         let count = self.query_count.load(Ordering::Relaxed);
-        let _ = writeln!(out, "shiori_query_duration_seconds_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(
+            out,
+            "shiori_query_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
         let sum = self.query_micros_sum.load(Ordering::Relaxed) as f64 / 1e6;
         let _ = writeln!(out, "shiori_query_duration_seconds_sum {sum}");
         let _ = writeln!(out, "shiori_query_duration_seconds_count {count}");
@@ -96,7 +101,10 @@ impl Metrics {
                 ("documents", stats.documents),
                 ("chunks", stats.chunks),
             ] {
-                let _ = writeln!(out, "# HELP shiori_index_{name} {name} in the serving index.");
+                let _ = writeln!(
+                    out,
+                    "# HELP shiori_index_{name} {name} in the serving index."
+                );
                 let _ = writeln!(out, "# TYPE shiori_index_{name} gauge");
                 let _ = writeln!(out, "shiori_index_{name} {value}");
             }

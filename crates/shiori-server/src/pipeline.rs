@@ -171,7 +171,9 @@ impl Pipeline for Extractive {
         let retrieved = engine.search(query.question, &query.retrieval, query.filters)?;
         let best = retrieved
             .best_dense
-            .map_or("no dense score".to_string(), |c| format!("best dense cosine {c:.3}"));
+            .map_or("no dense score".to_string(), |c| {
+                format!("best dense cosine {c:.3}")
+            });
         record(
             TraceStep {
                 step: "retrieve".into(),
@@ -274,7 +276,10 @@ mod tests {
         assert_eq!(pipelines.get(None).unwrap().name(), "extractive");
         let error = pipelines.get(Some("agentic")).err().unwrap();
         assert_eq!(error.status(), axum::http::StatusCode::BAD_REQUEST);
-        assert!(error.to_string().contains("known pipelines: extractive"), "{error}");
+        assert!(
+            error.to_string().contains("known pipelines: extractive"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -72,9 +72,15 @@ mod tests {
     fn keeps_names_inside_the_uploads_folder() {
         assert_eq!(sanitize_name("notes.md").unwrap(), "notes.md");
         assert_eq!(sanitize_name("../../etc/passwd.txt").unwrap(), "passwd.txt");
-        assert_eq!(sanitize_name("..\\..\\boot.ini.txt").unwrap(), "boot.ini.txt");
+        assert_eq!(
+            sanitize_name("..\\..\\boot.ini.txt").unwrap(),
+            "boot.ini.txt"
+        );
         assert_eq!(sanitize_name("...hidden.md").unwrap(), "hidden.md");
-        assert_eq!(sanitize_name("my report (v2).md").unwrap(), "my_report__v2_.md");
+        assert_eq!(
+            sanitize_name("my report (v2).md").unwrap(),
+            "my_report__v2_.md"
+        );
         assert_eq!(sanitize_name("社内規定.md").unwrap(), "社内規定.md");
         assert!(sanitize_name("..").is_err());
         assert!(sanitize_name("/").is_err());
@@ -84,8 +90,14 @@ mod tests {
     #[test]
     fn rejects_types_no_loader_reads_and_cuts_long_names() {
         let error = sanitize_name("tool.exe").unwrap_err();
-        assert_eq!(error.status(), axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE);
-        for long in [format!("{}.md", "a".repeat(300)), format!("{}.md", "規".repeat(300))] {
+        assert_eq!(
+            error.status(),
+            axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE
+        );
+        for long in [
+            format!("{}.md", "a".repeat(300)),
+            format!("{}.md", "規".repeat(300)),
+        ] {
             let name = sanitize_name(&long).unwrap();
             assert!(name.ends_with(".md") && name.len() <= 200, "{name}");
         }

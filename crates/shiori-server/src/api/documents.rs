@@ -56,7 +56,9 @@ pub async fn get_one(
     let body = tokio::task::spawn_blocking(move || -> Result<Value, ApiError> {
         let key = path.display().to_string();
         let chunks = engine.file_chunks(&key)?;
-        let indexed: HashSet<String> = std::iter::once(key).filter(|_| !chunks.is_empty()).collect();
+        let indexed: HashSet<String> = std::iter::once(key)
+            .filter(|_| !chunks.is_empty())
+            .collect();
         Ok(json!({"document": info(&id, &path, &indexed), "chunks": chunks}))
     })
     .await??;

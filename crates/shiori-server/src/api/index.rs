@@ -108,7 +108,9 @@ pub async fn eval(
         )));
     }
     let retrieval = RetrievalConfig {
-        threshold: request.threshold.unwrap_or(engine.config.retrieval.threshold),
+        threshold: request
+            .threshold
+            .unwrap_or(engine.config.retrieval.threshold),
         mode: request.mode.unwrap_or(engine.config.retrieval.mode),
         ..engine.config.retrieval.clone()
     };

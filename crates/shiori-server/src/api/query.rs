@@ -61,7 +61,9 @@ pub async fn query(
             Ok(response) => done_event(&response),
             Err(error) => {
                 let error = ApiError::from(error);
-                Event::default().event("error").data(error.body().to_string())
+                Event::default()
+                    .event("error")
+                    .data(error.body().to_string())
             }
         });
     });

@@ -45,7 +45,10 @@ pub async fn metrics(State(state): State<SharedState>) -> impl IntoResponse {
         .ok()
         .and_then(Result::ok);
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         state.metrics.render(stats.as_ref()),
     )
 }
