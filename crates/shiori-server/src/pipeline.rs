@@ -1,4 +1,4 @@
-//! Answer pipelines by name. The registry in [`Pipelines::new`] is the one place a request's
+//! Answer pipelines by name. The registry in [`Pipelines::default`] is the one place a request's
 //! `pipeline` is dispatched; the generative pipelines plug in there.
 
 use crate::error::ApiError;
@@ -123,14 +123,17 @@ pub struct Pipelines {
     by_name: BTreeMap<String, Arc<dyn Pipeline>>,
 }
 
-impl Pipelines {
-    pub fn new() -> Pipelines {
+impl Default for Pipelines {
+    /// Every pipeline this build has.
+    fn default() -> Pipelines {
         let all: Vec<Arc<dyn Pipeline>> = vec![Arc::new(Extractive)];
         Pipelines {
             by_name: all.into_iter().map(|p| (p.name().to_string(), p)).collect(),
         }
     }
+}
 
+impl Pipelines {
     pub fn names(&self) -> Vec<&str> {
         self.by_name.keys().map(String::as_str).collect()
     }
@@ -272,7 +275,7 @@ mod tests {
 
     #[test]
     fn unknown_pipelines_are_refused_with_the_known_names() {
-        let pipelines = Pipelines::new();
+        let pipelines = Pipelines::default();
         assert_eq!(pipelines.get(None).unwrap().name(), "extractive");
         let error = pipelines.get(Some("agentic")).err().unwrap();
         assert_eq!(error.status(), axum::http::StatusCode::BAD_REQUEST);

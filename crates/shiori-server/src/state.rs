@@ -86,7 +86,7 @@ impl AppState {
             writer: Arc::new(tokio::sync::Mutex::new(())),
             progress: Arc::new(ReindexProgress::default()),
             last_reindex: Mutex::new(None),
-            pipelines: Pipelines::new(),
+            pipelines: Pipelines::default(),
             metrics: Metrics::default(),
             query_slots: Arc::new(Semaphore::new(options.query_concurrency.max(1))),
             options,
