@@ -100,8 +100,9 @@ impl Engine {
     }
 
     /// Opens the same data directory again, sharing this engine's embedder, analyzer and cache,
-    /// and re-reading `shiori.toml`. The new engine sees everything committed so far: a server
-    /// indexes with one engine while another keeps answering, then swaps in a fresh one.
+    /// and re-reading `shiori.toml` (sources, retrieval settings; the embedder stays this one's).
+    /// The new engine sees everything committed so far: a server indexes with one engine while
+    /// another keeps answering, then swaps in a fresh one.
     pub fn reopen(&self) -> Result<Engine, EngineError> {
         Engine::with_shared(
             &self.data_dir,

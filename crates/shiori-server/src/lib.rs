@@ -89,12 +89,10 @@ impl Server {
         }
     }
 
-    /// Serves on `listener` until Ctrl-C, then lets running requests finish.
+    /// Serves on `listener` until Ctrl-C or SIGTERM, then lets running requests finish.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ServerError> {
         axum::serve(listener, self.router())
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
+            .with_graceful_shutdown(shutdown_signal())
             .await?;
         Ok(())
     }
@@ -115,5 +113,21 @@ impl Server {
             on_listening(listener.local_addr()?);
             self.serve(listener).await
         })
+    }
+}
+
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            // Without a SIGTERM handler, Ctrl-C still stops the server gracefully.
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
     }
 }

@@ -116,9 +116,9 @@ impl AppState {
         let operation = operation.to_string();
         let task = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
-            state.progress.begin(&operation);
+            let running = Running::begin(&state.progress, &operation);
             let outcome = state.write_blocking(work);
-            state.progress.end();
+            drop(running);
             let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
             state.metrics.record_write(&operation, outcome.is_ok());
             if let Ok(mut last) = state.last_reindex.lock() {
@@ -150,5 +150,21 @@ impl AppState {
         let fresh = serving.reopen()?;
         self.serving.store(Arc::new(fresh));
         Ok(result)
+    }
+}
+
+/// Marks a write as running until dropped, even if the write panics.
+struct Running<'a>(&'a ReindexProgress);
+
+impl<'a> Running<'a> {
+    fn begin(progress: &'a ReindexProgress, operation: &str) -> Running<'a> {
+        progress.begin(operation);
+        Running(progress)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.end();
     }
 }
