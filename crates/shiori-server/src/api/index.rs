@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use shiori_core::{RetrievalConfig, RetrievalMode};
 use shiori_engine::{EvalRun, IndexReport};
-use shiori_eval::sweep_thresholds;
+use shiori_eval::{sweep_thresholds, EvalReport, SweepRow};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -88,7 +88,7 @@ pub struct EvalRequest {
 pub async fn eval(
     State(state): State<SharedState>,
     ApiJson(request): ApiJson<EvalRequest>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EvalResponse>, ApiError> {
     let engine = state.engine();
     let dataset = engine
         .config
@@ -119,17 +119,27 @@ pub async fn eval(
         .write("eval", move |engine, progress| {
             let run = engine.evaluate(&dataset, &retrieval, progress)?;
             let thresholds: Vec<f32> = (0..=20).map(|i| i as f32 * 0.05).collect();
-            Ok(json!({
-                "dataset": dataset,
-                "threshold": retrieval.threshold,
-                "mode": retrieval.mode,
-                "report": run.report,
-                "failures": failures(&run),
-                "threshold_sweep": sweep_thresholds(&run.dataset, &run.outcomes, &thresholds),
-            }))
+            Ok(EvalResponse {
+                failures: failures(&run),
+                threshold_sweep: sweep_thresholds(&run.dataset, &run.outcomes, &thresholds),
+                dataset,
+                threshold: retrieval.threshold,
+                mode: retrieval.mode,
+                report: run.report,
+            })
         })
         .await?;
     Ok(Json(body))
+}
+
+#[derive(Debug, Serialize)]
+pub struct EvalResponse {
+    pub dataset: PathBuf,
+    pub threshold: f32,
+    pub mode: RetrievalMode,
+    pub report: EvalReport,
+    pub failures: Vec<Value>,
+    pub threshold_sweep: Vec<SweepRow>,
 }
 
 /// Queries the engine got wrong: an answerable one refused or with a wrong first document, an

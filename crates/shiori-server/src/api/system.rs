@@ -1,36 +1,51 @@
 //! Reads about the server itself: stats, health, metrics, the OpenAPI document and the page.
 
 use crate::error::ApiError;
+use crate::progress::ProgressSnapshot;
+use crate::state::LastReindex;
 use crate::state::SharedState;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
+use shiori_core::RetrievalConfig;
+use shiori_store::StoreStats;
 
 const OPENAPI: &str = include_str!("../openapi.json");
 const PAGE: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const STYLE: &str = include_str!("../assets/style.css");
 
+/// `GET /api/stats`.
+#[derive(Debug, Serialize)]
+pub struct StatsResponse {
+    #[serde(flatten)]
+    pub index: StoreStats,
+    pub retrieval: RetrievalConfig,
+    pub pipelines: Vec<String>,
+    pub reindex: ProgressSnapshot,
+    pub last_reindex: Option<LastReindex>,
+}
+
 /// `GET /api/stats`: embedder, dimension, counts, pipelines and the last write.
-pub async fn stats(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
+pub async fn stats(State(state): State<SharedState>) -> Result<Json<StatsResponse>, ApiError> {
     let engine = state.engine();
-    let stats = tokio::task::spawn_blocking(move || engine.stats()).await??;
-    let last = state.last_reindex.lock().ok().and_then(|last| last.clone());
-    Ok(Json(json!({
-        "embedder": stats.embedder,
-        "dimension": stats.dimension,
-        "files": stats.files,
-        "documents": stats.documents,
-        "chunks": stats.chunks,
-        "japanese_analyzer": stats.japanese_analyzer,
-        "vector_index": stats.vector_index,
-        "retrieval": state.engine().config.retrieval,
-        "pipelines": state.pipelines.names(),
-        "reindex": state.progress.snapshot(),
-        "last_reindex": last,
-    })))
+    let retrieval = engine.config.retrieval.clone();
+    let index = tokio::task::spawn_blocking(move || engine.stats()).await??;
+    Ok(Json(StatsResponse {
+        index,
+        retrieval,
+        pipelines: state
+            .pipelines
+            .names()
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        reindex: state.progress.snapshot(),
+        last_reindex: state.last_reindex.lock().ok().and_then(|last| last.clone()),
+    }))
 }
 
 pub async fn healthz() -> Json<Value> {
