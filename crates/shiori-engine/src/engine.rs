@@ -114,6 +114,12 @@ impl Engine {
         )
     }
 
+    /// Freezes this engine's view of the data directory at what is committed now, for an
+    /// engine that only answers while another one writes (see [`Store::pin_snapshot`]).
+    pub fn pin_snapshot(&self) -> Result<(), EngineError> {
+        Ok(self.store.pin_snapshot()?)
+    }
+
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
     }

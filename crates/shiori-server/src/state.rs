@@ -58,7 +58,8 @@ pub struct LastReindex {
 pub type SharedState = Arc<AppState>;
 
 /// What every handler shares. Queries read `serving`, which a write replaces in one atomic
-/// swap, so readers never wait for the writer.
+/// swap, so readers never wait for the writer. The serving engine's view is pinned to one
+/// committed state, so a write in progress (or one that failed half-way) is invisible to it.
 pub struct AppState {
     pub serving: ArcSwap<Engine>,
     writer: Arc<tokio::sync::Mutex<()>>,
@@ -81,6 +82,7 @@ impl AppState {
         std::fs::create_dir_all(&uploads_dir).map_err(io_error)?;
         // Indexed paths are canonical; the uploads folder must compare equal to them.
         let uploads_dir = uploads_dir.canonicalize().map_err(io_error)?;
+        engine.pin_snapshot()?;
         Ok(AppState {
             serving: ArcSwap::from_pointee(engine),
             writer: Arc::new(tokio::sync::Mutex::new(())),
@@ -148,6 +150,7 @@ impl AppState {
         // The writer holds tantivy's writer lock; release it before a reader opens.
         drop(writer);
         let fresh = serving.reopen()?;
+        fresh.pin_snapshot()?;
         self.serving.store(Arc::new(fresh));
         Ok(result)
     }

@@ -138,6 +138,11 @@ async fn queries_are_served_during_a_reindex_and_a_failed_one_keeps_the_old_inde
     let server = TestServer::start(ServerOptions::default()).await;
     server.reindex().await;
     write_big_source(&server.corpus_dir(), 800);
+    let faq = server.corpus_dir().join("faq.jsonl");
+    let changed = std::fs::read_to_string(&faq)
+        .unwrap()
+        .replace("100 GB", "250 GB");
+    std::fs::write(&faq, changed).unwrap();
 
     let reindex = {
         let client = server.client.clone();
@@ -167,11 +172,13 @@ async fn queries_are_served_during_a_reindex_and_a_failed_one_keeps_the_old_inde
         let answer = server
             .ask("How much storage does every workspace include?")
             .await;
-        assert!(
-            answer["answer"].as_str().unwrap().contains("100 GB"),
-            "{answer}"
-        );
-        answered_while_running += 1;
+        // The swap happens before the write reports it is done.
+        let (_, progress) = server.get("/api/reindex").await;
+        if progress["running"] == true {
+            let text = answer["answer"].as_str().unwrap();
+            assert!(text.contains("100 GB"), "the old index answers: {answer}");
+            answered_while_running += 1;
+        }
     }
     assert!(
         answered_while_running > 0,
@@ -179,6 +186,14 @@ async fn queries_are_served_during_a_reindex_and_a_failed_one_keeps_the_old_inde
     );
     let response = reindex.await.unwrap();
     assert_eq!(response.status(), 200);
+    let answer = server
+        .ask("How much storage does every workspace include?")
+        .await;
+    let text = answer["answer"].as_str().unwrap();
+    assert!(
+        text.contains("250 GB"),
+        "the new index after the swap: {answer}"
+    );
     let answer = server
         .ask("Which room does team 42 of the handbook meet in?")
         .await;
@@ -210,7 +225,7 @@ async fn queries_are_served_during_a_reindex_and_a_failed_one_keeps_the_old_inde
         .ask("How much storage does every workspace include?")
         .await;
     assert!(
-        answer["answer"].as_str().unwrap().contains("100 GB"),
+        answer["answer"].as_str().unwrap().contains("250 GB"),
         "{answer}"
     );
     let (_, stats) = server.get("/api/stats").await;
