@@ -1,6 +1,7 @@
 //! The web page end to end in headless Chromium, driven over the WebDriver protocol through
 //! chromedriver: ask a question of the fixture corpus, see the answer and its sources, click
-//! the citation, and run the evaluation page. Screenshots go to `target/test-artifacts/`.
+//! the citation, reindex from the page, and run the evaluation page. Screenshots go to
+//! `target/test-artifacts/`.
 
 mod common;
 
@@ -214,6 +215,22 @@ async fn the_page_answers_highlights_cited_sources_and_evaluates() {
         "{}",
         shot.display()
     );
+
+    driver.click(&driver.wait_for("#reindex", 5).await).await;
+    let status = driver.wait_for("#reindex-status", 5).await;
+    let started = Instant::now();
+    loop {
+        let text = driver.text(&status).await;
+        if text.starts_with("indexed") {
+            assert!(text.contains("unchanged 5"), "{text}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "reindex: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     driver.click(&driver.wait_for("#nav-eval", 5).await).await;
     driver.click(&driver.wait_for("#run-eval", 5).await).await;
