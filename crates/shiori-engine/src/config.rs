@@ -30,6 +30,9 @@ pub struct EmbedderConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IngestConfig {
+    /// Files and folders a reindex (`shiori serve`'s `/api/reindex`) walks; relative paths are
+    /// resolved against the data directory's parent.
+    pub sources: Vec<PathBuf>,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub max_file_mb: f64,
@@ -38,11 +41,20 @@ pub struct IngestConfig {
 impl Default for IngestConfig {
     fn default() -> Self {
         IngestConfig {
+            sources: Vec::new(),
             include: Vec::new(),
             exclude: Vec::new(),
             max_file_mb: 10.0,
         }
     }
+}
+
+/// The `[eval]` table: the QA set `shiori serve`'s `/api/eval` runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalConfig {
+    /// A dataset folder (BEIR layout or `documents.jsonl` + `qa.jsonl`), resolved like sources.
+    pub dataset: Option<PathBuf>,
 }
 
 /// `shiori.toml`: everything about a data directory that is not data.
@@ -53,6 +65,7 @@ pub struct Config {
     pub ingest: IngestConfig,
     pub chunker: ChunkerConfig,
     pub retrieval: RetrievalConfig,
+    pub eval: EvalConfig,
 }
 
 impl Config {
@@ -72,6 +85,24 @@ impl Config {
         }
     }
 
+    /// The configured sources as paths: relative ones are taken from the folder holding the data
+    /// directory, where a project keeps both its documents and its `.shiori/`.
+    pub fn source_paths(&self, data_dir: &Path) -> Vec<PathBuf> {
+        self.ingest
+            .sources
+            .iter()
+            .map(|source| resolve(data_dir, source))
+            .collect()
+    }
+
+    /// The configured evaluation dataset, resolved like the sources.
+    pub fn eval_dataset(&self, data_dir: &Path) -> Option<PathBuf> {
+        self.eval
+            .dataset
+            .as_ref()
+            .map(|dataset| resolve(data_dir, dataset))
+    }
+
     /// Writes the configuration to `data_dir/shiori.toml`.
     pub fn save(&self, data_dir: &Path) -> Result<(), EngineError> {
         let path = data_dir.join(CONFIG_FILE);
@@ -86,6 +117,18 @@ impl Config {
                 source,
             })
     }
+}
+
+fn resolve(data_dir: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let absolute_data_dir =
+        std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+    absolute_data_dir
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .join(path)
 }
 
 #[cfg(test)]
@@ -103,5 +146,24 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG_FILE), "[retrieval]\ntopk = 3\n").unwrap();
         let error = Config::load(dir.path()).unwrap_err().to_string();
         assert!(error.contains("topk"), "{error}");
+    }
+
+    #[test]
+    fn resolves_sources_and_dataset_beside_the_data_directory() {
+        let mut config = Config::default();
+        config.ingest.sources = vec![PathBuf::from("docs"), PathBuf::from("/srv/faq.jsonl")];
+        config.eval.dataset = Some(PathBuf::from("samples/faq"));
+        let data_dir = Path::new("/project/.shiori");
+        assert_eq!(
+            config.source_paths(data_dir),
+            vec![
+                PathBuf::from("/project/docs"),
+                PathBuf::from("/srv/faq.jsonl")
+            ]
+        );
+        assert_eq!(
+            config.eval_dataset(data_dir),
+            Some(PathBuf::from("/project/samples/faq"))
+        );
     }
 }

@@ -1,6 +1,6 @@
 use crate::{Config, EmbedderConfig, EmbedderKind, EngineError};
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{Answer, Embedder, Filters, RetrievalConfig, Timings};
+use shiori_core::{Answer, Chunk, Embedder, Filters, RetrievalConfig, Timings};
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder,
 };
@@ -8,6 +8,7 @@ use shiori_rag::{extractive_answer, Relevance};
 use shiori_retrieve::{Retrieved, Retriever};
 use shiori_store::{Store, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Chunks re-embedded per cache round-trip.
@@ -17,8 +18,10 @@ const REEMBED_BATCH: usize = 256;
 pub struct Engine {
     pub config: Config,
     pub(crate) data_dir: PathBuf,
-    pub(crate) embedder: Box<dyn Embedder>,
-    pub(crate) cache: EmbeddingCache,
+    /// Shared with engines opened by [`Engine::reopen`], so a second one costs no model load.
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) cache: Arc<EmbeddingCache>,
+    japanese: JapaneseTokenization,
     pub(crate) store: Store,
 }
 
@@ -52,12 +55,30 @@ impl Engine {
         cache: EmbeddingCache,
         reembed: bool,
     ) -> Result<Engine, EngineError> {
+        Engine::with_shared(
+            data_dir,
+            config,
+            Arc::from(embedder),
+            japanese,
+            Arc::new(cache),
+            reembed,
+        )
+    }
+
+    fn with_shared(
+        data_dir: &Path,
+        config: Config,
+        embedder: Arc<dyn Embedder>,
+        japanese: JapaneseTokenization,
+        cache: Arc<EmbeddingCache>,
+        reembed: bool,
+    ) -> Result<Engine, EngineError> {
         let store = Store::open(
             data_dir,
             StoreOptions {
                 embedder_id: embedder.model_id().to_string(),
                 dimension: embedder.dimension(),
-                japanese,
+                japanese: japanese.clone(),
                 reembed,
             },
         )?;
@@ -66,8 +87,30 @@ impl Engine {
             data_dir: data_dir.to_path_buf(),
             embedder,
             cache,
+            japanese,
             store,
         })
+    }
+
+    /// Opens the same data directory again, sharing this engine's embedder, analyzer and cache,
+    /// and re-reading `shiori.toml` (sources, retrieval settings; the embedder stays this one's).
+    /// The new engine sees everything committed so far: a server indexes with one engine while
+    /// another keeps answering, then swaps in a fresh one.
+    pub fn reopen(&self) -> Result<Engine, EngineError> {
+        Engine::with_shared(
+            &self.data_dir,
+            Config::load(&self.data_dir)?,
+            Arc::clone(&self.embedder),
+            self.japanese.clone(),
+            Arc::clone(&self.cache),
+            false,
+        )
+    }
+
+    /// Freezes this engine's view of the data directory at what is committed now, for an
+    /// engine that only answers while another one writes (see [`Store::pin_snapshot`]).
+    pub fn pin_snapshot(&self) -> Result<(), EngineError> {
+        Ok(self.store.pin_snapshot()?)
     }
 
     pub fn data_dir(&self) -> &Path {
@@ -131,6 +174,28 @@ impl Engine {
 
     pub fn stats(&self) -> Result<StoreStats, EngineError> {
         Ok(self.store.stats()?)
+    }
+
+    /// Every indexed file path, sorted.
+    pub fn files(&self) -> Result<Vec<String>, EngineError> {
+        Ok(self.store.file_paths()?)
+    }
+
+    /// The chunks indexed from one file (every record of a JSONL or CSV file), in store order.
+    pub fn file_chunks(&self, path: &str) -> Result<Vec<Chunk>, EngineError> {
+        let filters = Filters {
+            source_prefix: Some(path.to_string()),
+            ..Filters::default()
+        };
+        let keys = self.store.keys_matching(&filters)?;
+        let record_prefix = format!("{path}#");
+        Ok(self
+            .store
+            .chunks(&keys)?
+            .into_iter()
+            .map(|(_, chunk)| chunk)
+            .filter(|chunk| chunk.source == path || chunk.source.starts_with(&record_prefix))
+            .collect())
     }
 }
 

@@ -8,7 +8,7 @@ mod error;
 mod evaluation;
 mod indexer;
 
-pub use config::{Config, EmbedderConfig, EmbedderKind, IngestConfig, CONFIG_FILE};
+pub use config::{Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, CONFIG_FILE};
 pub use engine::{load_embedder, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;

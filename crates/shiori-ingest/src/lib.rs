@@ -11,6 +11,6 @@ mod walk;
 pub use chunk::chunk_document;
 pub use error::{IngestError, IngestFailure};
 pub use hash::content_hash;
-pub use load::{load_bytes, load_file, LoadedFile};
+pub use load::{is_supported, load_bytes, load_file, LoadedFile};
 pub use normalize::normalize;
 pub use walk::{discover, DiscoveredFile, WalkOptions};

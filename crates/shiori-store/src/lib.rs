@@ -282,6 +282,18 @@ impl Store {
         Ok(())
     }
 
+    /// Pins what this store reads from its tables to what is committed now, by holding a read
+    /// transaction until the store is dropped: another store writing the same directory (a
+    /// server's reindex) then changes nothing this one answers from, just as its BM25 and vector
+    /// indexes stay as loaded. Only for a store that serves reads from here on.
+    pub fn pin_snapshot(&self) -> Result<(), StoreError> {
+        let connection = self.connection()?;
+        connection.execute_batch("BEGIN DEFERRED")?;
+        // A deferred transaction takes its snapshot at its first read.
+        tables::count(&connection, "chunks")?;
+        Ok(())
+    }
+
     /// Chunks by store key, in the order given.
     pub fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
         tables::chunks_by_keys(&*self.connection()?, keys)

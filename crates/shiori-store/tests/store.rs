@@ -239,3 +239,39 @@ fn reembed_converts_a_store_to_another_embedder() {
     assert!((nearest[0].1 - 1.0).abs() < 1e-5);
     assert_eq!(keyword_doc_ids(&reopened, "apples"), ["a"]);
 }
+
+#[test]
+fn a_pinned_store_keeps_reading_what_was_committed_when_it_was_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = open(dir.path());
+    writer
+        .apply(vec![upsert(
+            "a.md",
+            "apples",
+            &[("red apples", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    writer.commit().unwrap();
+    drop(writer);
+
+    let reader = open(dir.path());
+    reader.pin_snapshot().unwrap();
+    let keys = reader.keys_matching(&Filters::default()).unwrap();
+    let mut writer = open(dir.path());
+    writer
+        .apply(vec![
+            FileChange::Remove {
+                path: "a.md".into(),
+            },
+            upsert("b.md", "bananas", &[("yellow bananas", [0.0, 1.0, 0.0])]),
+        ])
+        .unwrap();
+    writer.commit().unwrap();
+
+    assert_eq!(reader.stats().unwrap().chunks, 1);
+    assert_eq!(doc_ids(&reader, &keys), ["apples"]);
+    assert_eq!(keyword_doc_ids(&reader, "apples"), ["apples"]);
+    let fresh = open(dir.path());
+    assert_eq!(keyword_doc_ids(&fresh, "bananas"), ["bananas"]);
+    assert!(keyword_doc_ids(&fresh, "apples").is_empty());
+}

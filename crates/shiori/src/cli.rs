@@ -1,6 +1,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shiori_core::{FusionKind, RetrievalMode};
 use shiori_engine::EmbedderKind;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// Shiori: index documents (Japanese and English), search them, answer with sources.
@@ -68,6 +69,24 @@ pub enum Command {
     },
     /// Counts and settings of the data directory.
     Stats,
+    /// Serve the HTTP API and the web page. `SHIORI_API_KEY` set = every /api route needs
+    /// `Authorization: Bearer <key>`.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:8000")]
+        addr: SocketAddr,
+        /// Let browsers on this origin call the API (repeatable); CORS is off without it.
+        #[arg(long = "cors-origin", value_name = "ORIGIN")]
+        cors_origins: Vec<String>,
+        /// Largest JSON request body.
+        #[arg(long, default_value_t = 64)]
+        body_limit_kb: usize,
+        /// Largest upload (all files of one request).
+        #[arg(long, default_value_t = 20)]
+        upload_limit_mb: usize,
+        /// Longest a query may take before it is answered with 503.
+        #[arg(long, default_value_t = 30)]
+        timeout_secs: u64,
+    },
     /// Models and dictionaries under SHIORI_HOME.
     Models {
         #[command(subcommand)]

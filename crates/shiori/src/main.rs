@@ -13,6 +13,8 @@ use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
+use shiori_server::{Server, ServerOptions};
+use std::time::Duration;
 
 /// candle allocates and frees large activation tensors for every batch; glibc hands those back to
 /// the kernel each time and the page faults cost about a sixth of embedding time. mimalloc keeps
@@ -124,6 +126,31 @@ fn run(cli: &Cli) -> Result<()> {
             let engine = open_engine(cli, &home)?;
             let stats = engine.stats()?;
             output::print(cli.json, &stats, || output::stats(&stats))
+        }
+        Command::Serve {
+            addr,
+            cors_origins,
+            body_limit_kb,
+            upload_limit_mb,
+            timeout_secs,
+        } => {
+            let engine = open_engine(cli, &home)?;
+            let options = ServerOptions {
+                api_key: std::env::var("SHIORI_API_KEY")
+                    .ok()
+                    .filter(|key| !key.is_empty()),
+                body_limit_bytes: body_limit_kb * 1024,
+                upload_limit_bytes: upload_limit_mb * 1024 * 1024,
+                request_timeout: Duration::from_secs(*timeout_secs),
+                cors_origins: cors_origins.clone(),
+                ..ServerOptions::default()
+            };
+            let protected = options.api_key.is_some();
+            Server::new(engine, options)?.run(*addr, |bound| {
+                let auth = if protected { " (API key required)" } else { "" };
+                eprintln!("shiori serving http://{bound}/{auth}");
+            })?;
+            Ok(())
         }
         Command::Models { action } => match action {
             ModelsAction::Fetch { set } => {

@@ -43,6 +43,11 @@ impl Format {
     }
 }
 
+/// Whether a file with this name's extension has a loader.
+pub fn is_supported(path: &Path) -> bool {
+    Format::from_path(path).is_some()
+}
+
 /// What one file yielded. Records of a JSONL or CSV file fail one by one, so a file can yield
 /// documents and failures at once.
 #[derive(Debug, Clone, Default, PartialEq)]

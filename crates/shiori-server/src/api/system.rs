@@ -1,0 +1,96 @@
+//! Reads about the server itself: stats, health, metrics, the OpenAPI document and the page.
+
+use crate::error::ApiError;
+use crate::progress::ProgressSnapshot;
+use crate::state::LastReindex;
+use crate::state::SharedState;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{Html, IntoResponse};
+use axum::Json;
+use serde::Serialize;
+use serde_json::{json, Value};
+use shiori_core::RetrievalConfig;
+use shiori_store::StoreStats;
+
+const OPENAPI: &str = include_str!("../openapi.json");
+const PAGE: &str = include_str!("../assets/index.html");
+const SCRIPT: &str = include_str!("../assets/app.js");
+const STYLE: &str = include_str!("../assets/style.css");
+
+/// `GET /api/stats`.
+#[derive(Debug, Serialize)]
+pub struct StatsResponse {
+    #[serde(flatten)]
+    pub index: StoreStats,
+    pub retrieval: RetrievalConfig,
+    pub pipelines: Vec<String>,
+    pub reindex: ProgressSnapshot,
+    pub last_reindex: Option<LastReindex>,
+}
+
+/// `GET /api/stats`: embedder, dimension, counts, pipelines and the last write.
+pub async fn stats(State(state): State<SharedState>) -> Result<Json<StatsResponse>, ApiError> {
+    let engine = state.engine();
+    let retrieval = engine.config.retrieval.clone();
+    let index = tokio::task::spawn_blocking(move || engine.stats()).await??;
+    Ok(Json(StatsResponse {
+        index,
+        retrieval,
+        pipelines: state
+            .pipelines
+            .names()
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        reindex: state.progress.snapshot(),
+        last_reindex: state.last_reindex.lock().ok().and_then(|last| last.clone()),
+    }))
+}
+
+pub async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// `GET /metrics`: Prometheus text.
+pub async fn metrics(State(state): State<SharedState>) -> impl IntoResponse {
+    let engine = state.engine();
+    let stats = tokio::task::spawn_blocking(move || engine.stats())
+        .await
+        .ok()
+        .and_then(Result::ok);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics.render(stats.as_ref()),
+    )
+}
+
+pub async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
+}
+
+pub async fn page() -> Html<&'static str> {
+    Html(PAGE)
+}
+
+pub async fn script() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+}
+
+pub async fn style() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE)
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}

@@ -1,0 +1,101 @@
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use shiori_engine::EngineError;
+use thiserror::Error;
+
+/// Everything a request can fail with; [`ApiError::status`] is the one place errors become
+/// status codes, and every error leaves as `{"error": {"code", "message"}}`.
+#[derive(Debug, Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    /// The body is not JSON at all.
+    #[error("malformed JSON: {0}")]
+    MalformedJson(String),
+    /// The body is JSON but not the expected shape (unknown or mistyped fields).
+    #[error("invalid request body: {0}")]
+    InvalidBody(String),
+    #[error("expected Content-Type: {0}")]
+    UnsupportedMediaType(String),
+    #[error("the request body is larger than the limit of {limit_bytes} bytes")]
+    PayloadTooLarge { limit_bytes: usize },
+    #[error("missing or wrong API key: send `Authorization: Bearer <SHIORI_API_KEY>`")]
+    Unauthorized,
+    #[error("{0}")]
+    NotFound(String),
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("{0}")]
+    Conflict(String),
+    #[error("the request took longer than {seconds} s")]
+    Timeout { seconds: u64 },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) | ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
+            ApiError::InvalidBody(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Timeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Engine(EngineError::Invalid(_)) => StatusCode::BAD_REQUEST,
+            ApiError::Engine(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest(_) => "bad_request",
+            ApiError::MalformedJson(_) => "malformed_json",
+            ApiError::InvalidBody(_) => "invalid_body",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::Unauthorized => "unauthorized",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::Timeout { .. } => "timeout",
+            ApiError::Engine(EngineError::Invalid(_)) => "bad_request",
+            ApiError::Engine(_) => "engine_error",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+
+    /// The JSON body every error response carries (also the `error` event of a stream).
+    pub fn body(&self) -> serde_json::Value {
+        json!({"error": {"code": self.code(), "message": self.to_string()}})
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!("{self}");
+        }
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if matches!(self, ApiError::Unauthorized) {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+impl From<tokio::task::JoinError> for ApiError {
+    fn from(error: tokio::task::JoinError) -> Self {
+        ApiError::Internal(format!("a worker task failed: {error}"))
+    }
+}

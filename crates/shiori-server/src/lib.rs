@@ -1,0 +1,133 @@
+//! The HTTP face of Shiori (`shiori serve`): an axum API over one data directory's `Engine`
+//! (query with streaming, reindex, evaluation, uploads, stats, metrics, OpenAPI), the web page
+//! embedded in the binary, and the safety around them (API key, limits, timeouts, opt-in CORS).
+//! Queries are answered by a serving engine that a write replaces atomically, so a reindex
+//! never blocks them and a failed one leaves the previous index serving.
+
+mod api;
+mod error;
+mod json;
+mod metrics;
+mod pipeline;
+mod progress;
+mod state;
+mod uploads;
+
+pub use error::ApiError;
+pub use pipeline::{
+    Citation, Pipeline, PipelineEvent, PipelineQuery, Pipelines, QueryRequest, QueryResponse,
+    TraceStep, DEFAULT_PIPELINE,
+};
+pub use state::ServerOptions;
+
+use axum::http::{HeaderValue, Method};
+use axum::Router;
+use shiori_engine::{Engine, EngineError};
+use state::{AppState, SharedState};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use thiserror::Error;
+use tower_http::cors::CorsLayer;
+
+#[derive(Debug, Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("invalid CORS origin {0:?}")]
+    CorsOrigin(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A server over one opened engine.
+pub struct Server {
+    state: SharedState,
+    cors: Option<CorsLayer>,
+}
+
+impl Server {
+    /// Prepares the server; creates `<data_dir>/uploads/`.
+    pub fn new(engine: Engine, options: ServerOptions) -> Result<Server, ServerError> {
+        let cors = if options.cors_origins.is_empty() {
+            None
+        } else {
+            let origins = options
+                .cors_origins
+                .iter()
+                .map(|origin| {
+                    HeaderValue::from_str(origin)
+                        .map_err(|_| ServerError::CorsOrigin(origin.clone()))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(
+                CorsLayer::new()
+                    .allow_origin(origins)
+                    .allow_methods([Method::GET, Method::POST, Method::DELETE])
+                    .allow_headers([
+                        axum::http::header::AUTHORIZATION,
+                        axum::http::header::CONTENT_TYPE,
+                        axum::http::header::ACCEPT,
+                    ]),
+            )
+        };
+        Ok(Server {
+            state: Arc::new(AppState::new(engine, options)?),
+            cors,
+        })
+    }
+
+    pub fn router(&self) -> Router {
+        let router = api::router(Arc::clone(&self.state));
+        match &self.cors {
+            Some(cors) => router.layer(cors.clone()),
+            None => router,
+        }
+    }
+
+    /// Serves on `listener` until Ctrl-C or SIGTERM, then lets running requests finish.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ServerError> {
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown_signal())
+            .await?;
+        Ok(())
+    }
+
+    /// Binds `addr` and serves on a runtime of its own; `on_listening` hears the bound address.
+    pub fn run(
+        self,
+        addr: SocketAddr,
+        on_listening: impl FnOnce(SocketAddr),
+    ) -> Result<(), ServerError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Bind { addr, source })?;
+            on_listening(listener.local_addr()?);
+            self.serve(listener).await
+        })
+    }
+}
+
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            // Without a SIGTERM handler, Ctrl-C still stops the server gracefully.
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}

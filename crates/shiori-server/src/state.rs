@@ -1,0 +1,173 @@
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+use crate::pipeline::Pipelines;
+use crate::progress::ReindexProgress;
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use shiori_engine::{Engine, EngineError};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::Semaphore;
+
+/// Limits and switches of a server; [`ServerOptions::default`] is safe for loopback use.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// When set, every `/api` route needs `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+    /// Largest JSON body.
+    pub body_limit_bytes: usize,
+    /// Largest multipart upload (all files of one request).
+    pub upload_limit_bytes: usize,
+    /// Longest a query or read may take before it is answered with 503.
+    pub request_timeout: Duration,
+    /// Longest a reindex, upload, delete or evaluation may take before the response gives up
+    /// (the work itself finishes and is swapped in).
+    pub write_timeout: Duration,
+    /// Origins allowed to call the API from a browser; empty turns CORS off.
+    pub cors_origins: Vec<String>,
+    /// Queries computed at once; the rest wait their turn instead of thrashing the CPU.
+    pub query_concurrency: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            api_key: None,
+            body_limit_bytes: 64 * 1024,
+            upload_limit_bytes: 20 * 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(600),
+            cors_origins: Vec::new(),
+            query_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get() * 2),
+        }
+    }
+}
+
+/// How the last write to the index ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct LastReindex {
+    pub operation: String,
+    /// Seconds since the Unix epoch.
+    pub finished_at: u64,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub elapsed_ms: f64,
+}
+
+pub type SharedState = Arc<AppState>;
+
+/// What every handler shares. Queries read `serving`, which a write replaces in one atomic
+/// swap, so readers never wait for the writer. The serving engine's view is pinned to one
+/// committed state, so a write in progress (or one that failed half-way) is invisible to it.
+pub struct AppState {
+    pub serving: ArcSwap<Engine>,
+    writer: Arc<tokio::sync::Mutex<()>>,
+    pub progress: Arc<ReindexProgress>,
+    pub last_reindex: Mutex<Option<LastReindex>>,
+    pub pipelines: Pipelines,
+    pub metrics: Metrics,
+    pub query_slots: Arc<Semaphore>,
+    pub options: ServerOptions,
+    pub uploads_dir: PathBuf,
+}
+
+impl AppState {
+    pub fn new(engine: Engine, options: ServerOptions) -> Result<AppState, EngineError> {
+        let uploads_dir = engine.data_dir().join(crate::uploads::UPLOADS_DIR);
+        let io_error = |source| EngineError::Io {
+            path: uploads_dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(&uploads_dir).map_err(io_error)?;
+        // Indexed paths are canonical; the uploads folder must compare equal to them.
+        let uploads_dir = uploads_dir.canonicalize().map_err(io_error)?;
+        engine.pin_snapshot()?;
+        Ok(AppState {
+            serving: ArcSwap::from_pointee(engine),
+            writer: Arc::new(tokio::sync::Mutex::new(())),
+            progress: Arc::new(ReindexProgress::default()),
+            last_reindex: Mutex::new(None),
+            pipelines: Pipelines::default(),
+            metrics: Metrics::default(),
+            query_slots: Arc::new(Semaphore::new(options.query_concurrency.max(1))),
+            options,
+            uploads_dir,
+        })
+    }
+
+    pub fn engine(&self) -> Arc<Engine> {
+        self.serving.load_full()
+    }
+
+    /// Runs `work` on a second engine opened on the same data directory, then swaps a freshly
+    /// opened reader in. Queries keep using the old engine throughout; if `work` fails, the old
+    /// engine stays. One write at a time: a second gets 409.
+    pub async fn write<T: Send + 'static>(
+        self: &Arc<Self>,
+        operation: &str,
+        work: impl FnOnce(&mut Engine, &ReindexProgress) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let Ok(guard) = Arc::clone(&self.writer).try_lock_owned() else {
+            return Err(ApiError::Conflict(
+                "another reindex, upload, delete or evaluation is running; retry when it ends"
+                    .into(),
+            ));
+        };
+        let state = Arc::clone(self);
+        let operation = operation.to_string();
+        let task = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let running = Running::begin(&state.progress, &operation);
+            let outcome = state.write_blocking(work);
+            drop(running);
+            let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+            state.metrics.record_write(&operation, outcome.is_ok());
+            if let Ok(mut last) = state.last_reindex.lock() {
+                *last = Some(LastReindex {
+                    operation,
+                    finished_at: SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs()),
+                    ok: outcome.is_ok(),
+                    error: outcome.as_ref().err().map(ToString::to_string),
+                    elapsed_ms,
+                });
+            }
+            drop(guard);
+            outcome
+        });
+        task.await?
+    }
+
+    fn write_blocking<T>(
+        &self,
+        work: impl FnOnce(&mut Engine, &ReindexProgress) -> Result<T, ApiError>,
+    ) -> Result<T, ApiError> {
+        let serving = self.engine();
+        let mut writer = serving.reopen()?;
+        let result = work(&mut writer, &self.progress)?;
+        // The writer holds tantivy's writer lock; release it before a reader opens.
+        drop(writer);
+        let fresh = serving.reopen()?;
+        fresh.pin_snapshot()?;
+        self.serving.store(Arc::new(fresh));
+        Ok(result)
+    }
+}
+
+/// Marks a write as running until dropped, even if the write panics.
+struct Running<'a>(&'a ReindexProgress);
+
+impl<'a> Running<'a> {
+    fn begin(progress: &'a ReindexProgress, operation: &str) -> Running<'a> {
+        progress.begin(operation);
+        Running(progress)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}

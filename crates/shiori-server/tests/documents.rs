@@ -1,0 +1,145 @@
+//! `/api/documents` over real HTTP: multipart uploads with hostile names, listing, deleting.
+
+mod common;
+
+use common::*;
+use reqwest::multipart::{Form, Part};
+use shiori_server::ServerOptions;
+
+const CAFETERIA: &str = "# Cafeteria\n\nThe cafeteria on the third floor serves tonkotsu ramen every Friday at lunch.\n";
+
+async fn upload(server: &TestServer, name: &str, bytes: Vec<u8>) -> (u16, serde_json::Value) {
+    let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string()));
+    let response = server
+        .client
+        .post(server.url("/api/documents"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    status_and_json(response).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn uploads_are_sanitised_indexed_listed_and_deleted() {
+    let server = TestServer::start(ServerOptions {
+        upload_limit_bytes: 64 * 1024,
+        ..ServerOptions::default()
+    })
+    .await;
+    server.reindex().await;
+
+    let (status, body) = upload(
+        &server,
+        "../../lunch menu.md",
+        CAFETERIA.as_bytes().to_vec(),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["documents"][0]["id"], "lunch_menu.md");
+    assert_eq!(body["report"]["files_indexed"], 1, "{body}");
+    let uploads = server.data_dir().join("uploads");
+    assert!(uploads.join("lunch_menu.md").is_file());
+    assert!(!server.work.path().join("lunch menu.md").exists());
+    assert!(!server.data_dir().join("lunch menu.md").exists());
+
+    let answer = server.ask("What does the cafeteria serve on Friday?").await;
+    assert!(
+        answer["answer"].as_str().unwrap().contains("ramen"),
+        "{answer}"
+    );
+
+    let (status, list) = server.get("/api/documents").await;
+    assert_eq!(status, 200);
+    assert_eq!(list["documents"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list["documents"][0]["indexed"], true, "{list}");
+    assert_eq!(
+        list["indexed_files"], 6,
+        "five fixtures and the upload: {list}"
+    );
+
+    let (status, one) = server.get("/api/documents/lunch_menu.md").await;
+    assert_eq!(status, 200, "{one}");
+    assert!(one["chunks"][0]["text"].as_str().unwrap().contains("ramen"));
+
+    // A reindex keeps the upload: the uploads folder is always a source.
+    let reindex = server.reindex().await;
+    assert_eq!(reindex["report"]["files_removed"], 0, "{reindex}");
+
+    let response = server
+        .client
+        .delete(server.url("/api/documents/lunch_menu.md"))
+        .send()
+        .await
+        .unwrap();
+    let (status, deleted) = status_and_json(response).await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(deleted["report"]["files_removed"], 1, "{deleted}");
+    assert!(!uploads.join("lunch_menu.md").exists());
+    let after = server.ask("What does the cafeteria serve on Friday?").await;
+    assert!(
+        !after["answer"].as_str().unwrap().contains("ramen"),
+        "{after}"
+    );
+
+    let (status, body) = server.get("/api/documents/lunch_menu.md").await;
+    assert_eq!((status, error_code(&body).as_str()), (404, "not_found"));
+    for hostile in ["..%2F..%2Fshiori.toml", "%2E%2E", "a%20b.md"] {
+        let response = server
+            .client
+            .delete(server.url(&format!("/api/documents/{hostile}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 404, "{hostile}");
+    }
+    assert!(server.data_dir().join("shiori.toml").is_file());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_uploads_are_refused() {
+    let server = TestServer::start(ServerOptions {
+        upload_limit_bytes: 64 * 1024,
+        ..ServerOptions::default()
+    })
+    .await;
+    let (status, body) = upload(&server, "setup.exe", b"MZ".to_vec()).await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (415, "unsupported_media_type"),
+        "{body}"
+    );
+
+    let (status, body) = upload(&server, "big.txt", vec![b'a'; 100 * 1024]).await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (413, "payload_too_large"),
+        "{body}"
+    );
+
+    let (status, body) = upload(&server, "..", b"x".to_vec()).await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (400, "bad_request"),
+        "{body}"
+    );
+
+    let form = Form::new().text("note", "no file here");
+    let response = server
+        .client
+        .post(server.url("/api/documents"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = status_and_json(response).await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (400, "bad_request"),
+        "{body}"
+    );
+    let entries = std::fs::read_dir(server.data_dir().join("uploads"))
+        .unwrap()
+        .count();
+    assert_eq!(entries, 0, "nothing was stored");
+}

@@ -1,0 +1,303 @@
+//! `/api/query` and `/api/reindex` over real HTTP: answers, refusals, streaming, bad requests.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use shiori_server::ServerOptions;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reindexes_then_answers_with_citations_trace_and_refusals() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    let reindex = server.reindex().await;
+    assert_eq!(reindex["report"]["files_indexed"], 5, "{reindex}");
+    let embedding = &reindex["embedding"];
+    let vectors = embedding["chunks_embedded"].as_u64().unwrap()
+        + embedding["chunks_cached"].as_u64().unwrap();
+    assert!(vectors > 0, "{reindex}");
+    assert!(
+        embedding["model"].as_str().unwrap().contains("MiniLM"),
+        "{reindex}"
+    );
+    assert!(reindex["timings_ms"]["total_ms"].as_f64().unwrap() > 0.0);
+
+    let answer = server
+        .ask("How much storage does every workspace include?")
+        .await;
+    assert_eq!(answer["refused"], false, "{answer}");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.contains("100 GB") && text.ends_with("[1]"), "{answer}");
+    assert_eq!(answer["pipeline"], "extractive");
+    assert_eq!(answer["citations"][0]["marker"], 1);
+    assert_eq!(answer["citations"][0]["source_index"], 0);
+    assert_eq!(
+        answer["citations"][0]["chunk_id"],
+        answer["sources"][0]["chunk_id"]
+    );
+    assert_eq!(answer["sources"][0]["doc_id"], "faq-storage");
+    let steps: Vec<&str> = answer["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["retrieve", "threshold", "extract"]);
+    assert_eq!(
+        answer["usage"],
+        json!({"prompt_tokens": 0, "completion_tokens": 0})
+    );
+    assert_eq!(answer["cost_usd"], 0.0);
+    assert!(answer["timings_ms"]["total_ms"].as_f64().unwrap() > 0.0);
+
+    let refusal = server.ask("What is the melting point of tungsten?").await;
+    assert_eq!(refusal["refused"], true, "{refusal}");
+    assert_eq!(refusal["citations"], json!([]));
+
+    let (status, bm25) = server
+        .post(
+            "/api/query",
+            json!({"question": "WireGuard profile", "mode": "bm25", "top_k": 2,
+                   "filters": {"source_prefix": server.corpus_dir().canonicalize().unwrap()}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{bm25}");
+    assert_eq!(bm25["sources"].as_array().unwrap().len(), 2, "{bm25}");
+    assert!(bm25["trace"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("bm25"));
+
+    let (status, strict) = server
+        .post(
+            "/api/query",
+            json!({"question": "How much storage does every workspace include?", "threshold": 0.99}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        strict["refused"], true,
+        "a threshold of 0.99 refuses: {strict}"
+    );
+}
+
+/// Parses an event-stream body into (event, data) pairs.
+fn events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter_map(|block| {
+            let mut name = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(value) = line.strip_prefix("event:") {
+                    name = Some(value.trim().to_string());
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    data.push_str(value.strip_prefix(' ').unwrap_or(value));
+                }
+            }
+            Some((name?, serde_json::from_str(&data).unwrap()))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_steps_tokens_and_the_final_response() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    server.reindex().await;
+    let response = server
+        .client
+        .post(server.url("/api/query"))
+        .header("Accept", "text/event-stream")
+        .json(&json!({"question": "How do I connect to the office VPN?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    let events = events(&response.text().await.unwrap());
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(&names[..3], ["step", "step", "step"], "{names:?}");
+    assert_eq!(names.last(), Some(&"done"), "{names:?}");
+    let tokens: String = events
+        .iter()
+        .filter(|(name, _)| name == "token")
+        .map(|(_, data)| data["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().filter(|n| **n == "token").count() > 3,
+        "{names:?}"
+    );
+    let done = &events.last().unwrap().1;
+    assert_eq!(tokens, done["answer"].as_str().unwrap());
+    assert!(tokens.contains("WireGuard"), "{done}");
+    assert_eq!(done["trace"][0], events[0].1);
+
+    let bad = server
+        .client
+        .post(server.url("/api/query"))
+        .header("Accept", "text/event-stream")
+        .json(&json!({"question": ""}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        bad.status(),
+        400,
+        "validation happens before the stream starts"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_requests_get_clear_errors() {
+    let server = TestServer::start(ServerOptions {
+        body_limit_bytes: 1024,
+        ..ServerOptions::default()
+    })
+    .await;
+    let raw = |body: &'static str, content_type: &'static str| {
+        server
+            .client
+            .post(server.url("/api/query"))
+            .header("Content-Type", content_type)
+            .body(body)
+            .send()
+    };
+    let (status, body) =
+        status_and_json(raw("{\"question\": ", "application/json").await.unwrap()).await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (400, "malformed_json"),
+        "{body}"
+    );
+
+    let (status, body) = status_and_json(raw("question=hi", "text/plain").await.unwrap()).await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (415, "unsupported_media_type"),
+        "{body}"
+    );
+
+    let cases = [
+        (json!({"question": "vpn", "colour": "red"}), 422, "colour"),
+        (json!({"question": 5}), 422, "invalid type"),
+        (json!({}), 422, "question"),
+        (json!({"question": "   "}), 400, "empty"),
+        (
+            json!({"question": "vpn", "pipeline": "agentic"}),
+            400,
+            "known pipelines: extractive",
+        ),
+        (json!({"question": "vpn", "top_k": 0}), 400, "top_k"),
+        (json!({"question": "vpn", "threshold": 7}), 400, "threshold"),
+        (
+            json!({"question": "vpn", "mode": "fuzzy"}),
+            422,
+            "unknown variant",
+        ),
+        (
+            json!({"question": "vpn", "filters": {"colour": "red"}}),
+            422,
+            "colour",
+        ),
+        (json!({"question": "x".repeat(2_000)}), 413, "1024 bytes"),
+    ];
+    for (request, expected_status, needle) in cases {
+        let (status, body) = server.post("/api/query", request.clone()).await;
+        error_code(&body);
+        assert_eq!(status, expected_status, "{request} → {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{request} → {message}");
+    }
+
+    let (status, body) = server.get("/api/query").await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (405, "method_not_allowed")
+    );
+    let (status, body) = server.get("/api/nothing-here").await;
+    assert_eq!((status, error_code(&body).as_str()), (404, "not_found"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_api_key_guards_every_api_route_but_not_the_page_or_health() {
+    let server = TestServer::start(ServerOptions {
+        api_key: Some("s3cret-key".into()),
+        ..ServerOptions::default()
+    })
+    .await;
+    for path in [
+        "/api/stats",
+        "/api/documents",
+        "/api/openapi.json",
+        "/api/reindex",
+    ] {
+        let response = server.client.get(server.url(path)).send().await.unwrap();
+        assert_eq!(
+            response.headers()["www-authenticate"].to_str().unwrap(),
+            "Bearer"
+        );
+        let (status, body) = status_and_json(response).await;
+        assert_eq!(
+            (status, error_code(&body).as_str()),
+            (401, "unauthorized"),
+            "{path}"
+        );
+    }
+    let wrong = server
+        .client
+        .post(server.url("/api/query"))
+        .bearer_auth("s3cret-kez")
+        .json(&json!({"question": "vpn"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let right = server
+        .client
+        .get(server.url("/api/stats"))
+        .bearer_auth("s3cret-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(right.status(), 200);
+    for open in ["/", "/healthz", "/metrics", "/assets/app.js"] {
+        let response = server.client.get(server.url(open)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{open}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cors_is_off_unless_an_origin_is_allowed() {
+    let closed = TestServer::start(ServerOptions::default()).await;
+    let preflight = |server: &TestServer| {
+        server
+            .client
+            .request(reqwest::Method::OPTIONS, server.url("/api/query"))
+            .header("Origin", "http://app.example")
+            .header("Access-Control-Request-Method", "POST")
+            .send()
+    };
+    let response = preflight(&closed).await.unwrap();
+    assert!(response
+        .headers()
+        .get("access-control-allow-origin")
+        .is_none());
+
+    let open = TestServer::start(ServerOptions {
+        cors_origins: vec!["http://app.example".into()],
+        ..ServerOptions::default()
+    })
+    .await;
+    let response = preflight(&open).await.unwrap();
+    assert_eq!(
+        response.headers()["access-control-allow-origin"]
+            .to_str()
+            .unwrap(),
+        "http://app.example"
+    );
+}
