@@ -15,9 +15,9 @@ pub enum RetrievalMode {
 #[serde(rename_all = "lowercase")]
 pub enum FusionKind {
     /// Reciprocal Rank Fusion: `sum 1 / (rrf_k + rank)`.
-    #[default]
     Rrf,
     /// `alpha * dense + (1 - alpha) * bm25`, each min-max normalised over the candidates.
+    #[default]
     Weighted,
 }
 
@@ -45,16 +45,20 @@ pub struct RetrievalConfig {
     pub time_decay: Option<TimeDecay>,
 }
 
+/// Defaults tuned for multilingual-e5-small on jsquad-valid and msmarco-5k only (see the closing
+/// note of issue 3): weighted min-max fusion at dense weight 0.35 beat RRF (0.929 → 0.950 nDCG@10
+/// on jsquad), and a cosine of 0.855 refuses most unanswerable questions while answering ≥ 90%
+/// of answerable ones. all-MiniLM-L6-v2's cosines sit far lower: use a threshold near 0.45 with it.
 impl Default for RetrievalConfig {
     fn default() -> Self {
         RetrievalConfig {
             mode: RetrievalMode::Hybrid,
             top_k: 5,
             candidates: 50,
-            fusion: FusionKind::Rrf,
+            fusion: FusionKind::Weighted,
             rrf_k: 60.0,
-            alpha: 0.5,
-            threshold: 0.45,
+            alpha: 0.35,
+            threshold: 0.855,
             time_decay: None,
         }
     }

@@ -15,4 +15,4 @@ pub use generation::{
     TokenSink, ToolCall, ToolSpec, Usage,
 };
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
-pub use types::{Answer, Chunk, Document, Filters, Hit, Source, Timings};
+pub use types::{embedding_input, Answer, Chunk, Document, Filters, Hit, Source, Timings};

@@ -238,9 +238,11 @@ impl Engine {
     ) -> Result<Vec<Vec<f32>>, EngineError> {
         let mut vectors = Vec::with_capacity(chunks.len());
         for group in chunks.chunks(CHUNKS_PER_EMBED) {
+            let inputs: Vec<String> = group.iter().map(Chunk::embedding_input).collect();
             let items: Vec<(&str, &str)> = group
                 .iter()
-                .map(|c| (c.content_hash.as_str(), c.text.as_str()))
+                .zip(&inputs)
+                .map(|(c, input)| (c.content_hash.as_str(), input.as_str()))
                 .collect();
             let (embedded, stats) = embed_with_cache(self.embedder.as_ref(), &self.cache, &items)?;
             report.chunks_embedded += stats.embedded;

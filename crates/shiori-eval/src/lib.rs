@@ -8,4 +8,4 @@ mod report;
 
 pub use dataset::{json_lines, load_dataset, Dataset, EvalError, EvalQuery};
 pub use metrics::{score_ranking, RankingScores};
-pub use report::{evaluate, sweep_thresholds, EvalReport, QueryOutcome, SweepRow};
+pub use report::{evaluate, sweep_grid, sweep_thresholds, EvalReport, QueryOutcome, SweepRow};

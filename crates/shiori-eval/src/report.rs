@@ -136,6 +136,15 @@ pub fn evaluate(dataset: &Dataset, outcomes: &[QueryOutcome]) -> EvalReport {
     }
 }
 
+/// Thresholds a sweep tries: every 0.05 up to 0.70, then every 0.01, because the cosines of
+/// e5-style embedders crowd into 0.75–0.95 and the useful thresholds lie there.
+pub fn sweep_grid() -> Vec<f32> {
+    (0..14)
+        .map(|i| i as f32 * 0.05)
+        .chain((70..=100).map(|i| i as f32 * 0.01))
+        .collect()
+}
+
 /// Recomputes refusals at each threshold from the recorded best dense cosines.
 pub fn sweep_thresholds(
     dataset: &Dataset,

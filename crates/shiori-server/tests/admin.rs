@@ -81,7 +81,10 @@ async fn evaluates_the_configured_set_with_failures_and_the_threshold_sweep() {
     let report = &eval["report"];
     assert_eq!(report["queries"], 60, "{report}");
     assert!(report["ndcg@10"].as_f64().unwrap() > 0.7, "{report}");
-    assert_eq!(eval["threshold_sweep"].as_array().unwrap().len(), 21);
+    assert_eq!(
+        eval["threshold_sweep"].as_array().unwrap().len(),
+        shiori_eval::sweep_grid().len()
+    );
     let failures = eval["failures"].as_array().unwrap();
     let hit_at_1 = report["hit@1"].as_f64().unwrap();
     assert!(!failures.is_empty() || hit_at_1 == 1.0, "{eval}");

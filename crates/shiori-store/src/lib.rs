@@ -170,7 +170,7 @@ impl Store {
         self.commit()
     }
 
-    /// Replaces every chunk's vector with `embed(texts)` (given `(content_hash, text)` pairs,
+    /// Replaces every chunk's vector with `embed(inputs)` (given `(content_hash, embedding input)` pairs,
     /// `batch` at a time), adopts the configured embedder and rebuilds the derived indexes.
     /// The vectors are swapped in one transaction, so a crash leaves the old embedder in place.
     pub fn reembed<E: From<StoreError>>(

@@ -363,15 +363,21 @@ pub(crate) fn for_each_chunk_batch(
     Ok(())
 }
 
-/// `(key, content_hash, text)` of every chunk, for re-embedding.
+/// `(key, content_hash, embedding input)` of every chunk, for re-embedding.
 pub(crate) fn chunk_texts(
     connection: &Connection,
 ) -> Result<Vec<(u64, String, String)>, StoreError> {
     let mut statement =
-        connection.prepare("SELECT key, content_hash, text FROM chunks ORDER BY key")?;
+        connection.prepare("SELECT key, content_hash, title, text FROM chunks ORDER BY key")?;
     let rows = statement
         .query_map([], |row| {
-            Ok((row.get::<_, i64>(0)? as u64, row.get(1)?, row.get(2)?))
+            let title: String = row.get(2)?;
+            let text: String = row.get(3)?;
+            Ok((
+                row.get::<_, i64>(0)? as u64,
+                row.get(1)?,
+                shiori_core::embedding_input(&title, &text),
+            ))
         })?
         .collect::<Result<_, _>>()?;
     Ok(rows)

@@ -104,8 +104,11 @@ fn run(cli: &Cli) -> Result<()> {
             let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
             let run = engine.evaluate(dataset, &config, &progress::Bar::default())?;
             let sweep = sweep_threshold.then(|| {
-                let thresholds: Vec<f32> = (0..=20).map(|i| i as f32 * 0.05).collect();
-                shiori_eval::sweep_thresholds(&run.dataset, &run.outcomes, &thresholds)
+                shiori_eval::sweep_thresholds(
+                    &run.dataset,
+                    &run.outcomes,
+                    &shiori_eval::sweep_grid(),
+                )
             });
             if cli.json {
                 let mut value = serde_json::to_value(&run.report)?;

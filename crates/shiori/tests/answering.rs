@@ -67,5 +67,8 @@ fn evaluates_the_sample_corpus() {
     }
     assert_eq!(report["queries"], 60, "{report}");
     assert!(report["ndcg@10"].as_f64().unwrap() > 0.7, "{report}");
-    assert_eq!(report["threshold_sweep"].as_array().unwrap().len(), 21);
+    assert_eq!(
+        report["threshold_sweep"].as_array().unwrap().len(),
+        shiori_eval::sweep_grid().len()
+    );
 }

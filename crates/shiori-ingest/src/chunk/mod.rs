@@ -7,7 +7,7 @@ mod markdown;
 mod recursive;
 
 use crate::hash::content_hash;
-use shiori_core::{Chunk, ChunkerConfig, ChunkerKind, Document};
+use shiori_core::{embedding_input, Chunk, ChunkerConfig, ChunkerKind, Document};
 
 /// A piece of text and the chunker's metadata for it.
 struct Piece {
@@ -61,7 +61,9 @@ pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk>
                 doc_id: document.doc_id.clone(),
                 title: document.title.clone(),
                 source: document.source.clone(),
-                content_hash: content_hash(piece.text.as_bytes()),
+                content_hash: content_hash(
+                    embedding_input(&document.title, &piece.text).as_bytes(),
+                ),
                 text: piece.text,
                 index: count(index),
                 total,

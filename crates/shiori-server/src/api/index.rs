@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use shiori_core::{RetrievalConfig, RetrievalMode};
 use shiori_engine::{EvalRun, IndexReport};
-use shiori_eval::{sweep_thresholds, EvalReport, SweepRow};
+use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -118,10 +118,9 @@ pub async fn eval(
     let body = state
         .write("eval", move |engine, progress| {
             let run = engine.evaluate(&dataset, &retrieval, progress)?;
-            let thresholds: Vec<f32> = (0..=20).map(|i| i as f32 * 0.05).collect();
             Ok(EvalResponse {
                 failures: failures(&run),
-                threshold_sweep: sweep_thresholds(&run.dataset, &run.outcomes, &thresholds),
+                threshold_sweep: sweep_thresholds(&run.dataset, &run.outcomes, &sweep_grid()),
                 dataset,
                 threshold: retrieval.threshold,
                 mode: retrieval.mode,
