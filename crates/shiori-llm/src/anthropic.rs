@@ -230,3 +230,150 @@ fn message_json(message: &ChatMessage) -> Value {
         Role::User | Role::System => json!({"role": "user", "content": message.content}),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::endpoint;
+    use shiori_core::ToolSpec;
+    use shiori_mock::{sequence, MockServer, Reply};
+
+    fn request() -> ChatRequest {
+        ChatRequest {
+            messages: vec![
+                ChatMessage::system("cite sources"),
+                ChatMessage::user("what is the quota?"),
+            ],
+            json_mode: true,
+            tools: vec![ToolSpec {
+                name: "search".into(),
+                description: "search docs".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            ..ChatRequest::default()
+        }
+    }
+
+    #[test]
+    fn sends_messages_and_reads_text_and_tool_use() {
+        let server = MockServer::start(sequence(vec![
+            Reply::status(
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            ),
+            Reply::json(json!({
+                "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test-1",
+                "content": [
+                    {"type": "text", "text": "Let me search."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"query": "quota"}}
+                ],
+                "stop_reason": "tool_use",
+                "usage": {"input_tokens": 30, "output_tokens": 12}
+            })),
+        ]));
+        let model = AnthropicChat::new(endpoint(server.url()), "claude-test").unwrap();
+        let reply = model.chat(&request(), None).unwrap();
+        assert_eq!(reply.content, "Let me search.");
+        assert_eq!(reply.tool_calls[0].id, "toolu_1");
+        assert_eq!(reply.tool_calls[0].arguments, json!({"query": "quota"}));
+        assert_eq!(
+            reply.usage,
+            Usage {
+                prompt_tokens: 30,
+                completion_tokens: 12
+            }
+        );
+        assert_eq!(reply.model, "claude-test-1");
+        let requests = server.requests_to("/v1/messages");
+        assert_eq!(requests.len(), 2, "529 overloaded is retried");
+        let sent = &requests[1];
+        assert_eq!(sent.header("x-api-key"), Some("test-key"));
+        assert_eq!(sent.header("anthropic-version"), Some(API_VERSION));
+        let body = sent.json();
+        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+        assert!(body["system"].as_str().unwrap().contains("cite sources"));
+        assert!(body["system"].as_str().unwrap().contains("JSON"));
+        assert_eq!(body["messages"].as_array().unwrap().len(), 1);
+        assert_eq!(body["messages"][0]["role"], "user");
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn sends_tool_results_as_user_blocks() {
+        let server = MockServer::start(sequence(vec![Reply::json(json!({
+            "model": "claude-test", "content": [{"type": "text", "text": "100 GB [1]"}],
+            "usage": {"input_tokens": 1, "output_tokens": 1}
+        }))]));
+        let model = AnthropicChat::new(endpoint(server.url()), "claude-test").unwrap();
+        let mut request = request();
+        request.messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "toolu_1".into(),
+                name: "search".into(),
+                arguments: json!({"query": "quota"}),
+            }],
+            tool_call_id: None,
+        });
+        request.messages.push(ChatMessage {
+            role: Role::Tool,
+            content: "[1] 100 GB".into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some("toolu_1".into()),
+        });
+        model.chat(&request, None).unwrap();
+        let body = server.requests()[0].json();
+        assert_eq!(body["messages"][1]["content"][0]["type"], "tool_use");
+        assert_eq!(body["messages"][2]["role"], "user");
+        assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
+        assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "toolu_1");
+    }
+
+    #[test]
+    fn streams_text_tool_input_and_usage() {
+        let events = [
+            json!({"type": "message_start", "message": {"model": "claude-test-1",
+                   "usage": {"input_tokens": 25, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "100 "}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "GB"}}),
+            json!({"type": "content_block_start", "index": 1,
+                   "content_block": {"type": "tool_use", "id": "toolu_2", "name": "search", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"query\": "}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "input_json_delta", "partial_json": "\"vpn\"}"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+            json!({"type": "message_stop"}),
+        ]
+        .map(|event| event.to_string());
+        let server = MockServer::start(sequence(vec![Reply::sse(&events)]));
+        let model = AnthropicChat::new(endpoint(server.url()), "claude-test").unwrap();
+        let mut streamed = String::new();
+        let mut sink = |token: &str| streamed.push_str(token);
+        let reply = model.chat(&request(), Some(&mut sink)).unwrap();
+        assert_eq!(streamed, "100 GB");
+        assert_eq!(reply.content, "100 GB");
+        assert_eq!(
+            reply.usage,
+            Usage {
+                prompt_tokens: 25,
+                completion_tokens: 9
+            }
+        );
+        assert_eq!(reply.tool_calls[0].arguments, json!({"query": "vpn"}));
+        assert_eq!(server.requests()[0].json()["stream"], true);
+    }
+
+    #[test]
+    fn reports_a_too_long_prompt() {
+        let server = MockServer::start(sequence(vec![Reply::status(
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#,
+        )]));
+        let model = AnthropicChat::new(endpoint(server.url()), "claude-test").unwrap();
+        let error = model.chat(&request(), None).unwrap_err();
+        assert!(matches!(error, ChatError::ContextTooLong { .. }), "{error}");
+    }
+}

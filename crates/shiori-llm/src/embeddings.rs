@@ -175,3 +175,98 @@ impl Embedder for ApiEmbedder {
             .ok_or_else(|| EmbedError::Inference("the API returned no vector".to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::endpoint;
+    use shiori_mock::{MockServer, Reply};
+
+    #[test]
+    fn embeds_with_the_openai_protocol_in_input_order() {
+        let server = MockServer::start(|request| {
+            let inputs = request.json()["input"].as_array().unwrap().clone();
+            // Answers out of order, as the API may: the client sorts by `index`.
+            let data: Vec<Value> = inputs
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(index, _)| {
+                    json!({"object": "embedding", "index": index,
+                                         "embedding": [3.0, 4.0 * index as f64]})
+                })
+                .collect();
+            Reply::json(json!({"object": "list", "data": data, "model": "emb-test",
+                               "usage": {"prompt_tokens": 3, "total_tokens": 3}}))
+        });
+        let embedder = ApiEmbedder::new(
+            EmbeddingProtocol::OpenAi,
+            endpoint(server.url()),
+            "emb-test",
+            None,
+        )
+        .unwrap();
+        assert_eq!(embedder.dimension(), 2, "learned from a probe");
+        assert_eq!(embedder.model_id(), "openai:emb-test");
+        let vectors = embedder.embed_passages(&["a", "b"]).unwrap();
+        assert_eq!(vectors[0], vec![1.0, 0.0]);
+        assert_eq!(vectors[1], vec![0.6, 0.8]);
+        let requests = server.requests_to("/embeddings");
+        assert_eq!(requests.len(), 2);
+        assert_eq!(requests[1].json()["input"], json!(["a", "b"]));
+        assert_eq!(requests[1].header("authorization"), Some("Bearer test-key"));
+    }
+
+    #[test]
+    fn embeds_with_gemini_task_types() {
+        let server = MockServer::start(|request| {
+            let count = request.json()["requests"].as_array().unwrap().len();
+            let embeddings: Vec<Value> = (0..count)
+                .map(|_| json!({"values": [0.0, 2.0, 0.0]}))
+                .collect();
+            Reply::json(json!({"embeddings": embeddings}))
+        });
+        let embedder = ApiEmbedder::new(
+            EmbeddingProtocol::Gemini,
+            endpoint(server.url()),
+            "text-embedding-test",
+            Some(3),
+        )
+        .unwrap();
+        assert_eq!(embedder.embed_query("q").unwrap(), vec![0.0, 1.0, 0.0]);
+        assert_eq!(embedder.embed_passages(&["p1", "p2"]).unwrap().len(), 2);
+        let requests = server.requests();
+        assert_eq!(
+            requests.len(),
+            2,
+            "no probe when the dimension is configured"
+        );
+        assert_eq!(
+            requests[0].path,
+            "/v1beta/models/text-embedding-test:batchEmbedContents"
+        );
+        let query = requests[0].json();
+        assert_eq!(query["requests"][0]["taskType"], "RETRIEVAL_QUERY");
+        assert_eq!(query["requests"][0]["model"], "models/text-embedding-test");
+        assert_eq!(
+            requests[1].json()["requests"][1]["taskType"],
+            "RETRIEVAL_DOCUMENT"
+        );
+    }
+
+    #[test]
+    fn rejects_vectors_of_the_wrong_dimension() {
+        let server = MockServer::start(|_| {
+            Reply::json(json!({"data": [{"index": 0, "embedding": [1.0, 0.0]}]}))
+        });
+        let embedder = ApiEmbedder::new(
+            EmbeddingProtocol::OpenAi,
+            endpoint(server.url()),
+            "e",
+            Some(3),
+        )
+        .unwrap();
+        let error = embedder.embed_query("q").unwrap_err().to_string();
+        assert!(error.contains("dimension 2, expected 3"), "{error}");
+    }
+}

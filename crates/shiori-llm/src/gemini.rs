@@ -191,3 +191,135 @@ fn content_json(message: &ChatMessage, all: &[ChatMessage]) -> Value {
         Role::User | Role::System => json!({"role": "user", "parts": [{"text": message.content}]}),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::endpoint;
+    use shiori_core::ToolSpec;
+    use shiori_mock::{sequence, MockServer, Reply};
+
+    fn request() -> ChatRequest {
+        ChatRequest {
+            messages: vec![ChatMessage::system("be brief"), ChatMessage::user("2+2?")],
+            max_tokens: Some(50),
+            json_mode: true,
+            tools: vec![ToolSpec {
+                name: "calculate".into(),
+                description: "arithmetic".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            ..ChatRequest::default()
+        }
+    }
+
+    #[test]
+    fn generates_content_with_function_calls() {
+        let server = MockServer::start(sequence(vec![Reply::json(json!({
+            "candidates": [{"content": {"role": "model", "parts": [
+                {"text": "Calculating."},
+                {"functionCall": {"name": "calculate", "args": {"expression": "2+2"}}}
+            ]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 17, "candidatesTokenCount": 4, "totalTokenCount": 21},
+            "modelVersion": "gemini-test-001"
+        }))]));
+        let model = GeminiChat::new(endpoint(server.url()), "gemini-test").unwrap();
+        let reply = model.chat(&request(), None).unwrap();
+        assert_eq!(reply.content, "Calculating.");
+        assert_eq!(reply.tool_calls[0].name, "calculate");
+        assert_eq!(reply.tool_calls[0].arguments, json!({"expression": "2+2"}));
+        assert_eq!(
+            reply.usage,
+            Usage {
+                prompt_tokens: 17,
+                completion_tokens: 4
+            }
+        );
+        assert_eq!(reply.model, "gemini-test-001");
+        let sent = &server.requests()[0];
+        assert_eq!(sent.path, "/v1beta/models/gemini-test:generateContent");
+        assert_eq!(sent.header("x-goog-api-key"), Some("test-key"));
+        let body = sent.json();
+        assert_eq!(body["systemInstruction"]["parts"][0]["text"], "be brief");
+        assert_eq!(body["contents"][0]["role"], "user");
+        assert_eq!(
+            body["generationConfig"]["responseMimeType"],
+            "application/json"
+        );
+        assert_eq!(body["generationConfig"]["maxOutputTokens"], 50);
+        assert_eq!(
+            body["tools"][0]["functionDeclarations"][0]["name"],
+            "calculate"
+        );
+    }
+
+    #[test]
+    fn answers_function_calls_by_name() {
+        let server = MockServer::start(sequence(vec![Reply::json(json!({
+            "candidates": [{"content": {"parts": [{"text": "4"}]}}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1}
+        }))]));
+        let model = GeminiChat::new(endpoint(server.url()), "gemini-test").unwrap();
+        let mut request = request();
+        request.messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "calculate-0".into(),
+                name: "calculate".into(),
+                arguments: json!({"expression": "2+2"}),
+            }],
+            tool_call_id: None,
+        });
+        request.messages.push(ChatMessage {
+            role: Role::Tool,
+            content: "4".into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some("calculate-0".into()),
+        });
+        assert_eq!(model.chat(&request, None).unwrap().content, "4");
+        let body = server.requests()[0].json();
+        assert_eq!(body["contents"][1]["role"], "model");
+        assert_eq!(
+            body["contents"][1]["parts"][0]["functionCall"]["name"],
+            "calculate"
+        );
+        let response = &body["contents"][2]["parts"][0]["functionResponse"];
+        assert_eq!(response["name"], "calculate");
+        assert_eq!(response["response"]["content"], "4");
+    }
+
+    #[test]
+    fn streams_over_server_sent_events() {
+        let events = [
+            json!({"candidates": [{"content": {"parts": [{"text": "Two plus "}]}}]}),
+            json!({"candidates": [{"content": {"parts": [{"text": "two is four."}]}}],
+                   "usageMetadata": {"promptTokenCount": 8, "candidatesTokenCount": 6}}),
+        ]
+        .map(|event| event.to_string());
+        let server = MockServer::start(sequence(vec![Reply::sse(&events)]));
+        let model = GeminiChat::new(endpoint(server.url()), "gemini-test").unwrap();
+        let mut tokens = Vec::new();
+        let mut sink = |token: &str| tokens.push(token.to_string());
+        let reply = model.chat(&request(), Some(&mut sink)).unwrap();
+        assert_eq!(tokens, vec!["Two plus ", "two is four."]);
+        assert_eq!(reply.content, "Two plus two is four.");
+        assert_eq!(reply.usage.total(), 14);
+        let sent = &server.requests()[0];
+        assert_eq!(
+            sent.path,
+            "/v1beta/models/gemini-test:streamGenerateContent"
+        );
+        assert_eq!(sent.query, "alt=sse");
+    }
+
+    #[test]
+    fn rejects_a_reply_without_candidates() {
+        let server = MockServer::start(sequence(vec![Reply::json(json!({
+            "promptFeedback": {"blockReason": "SAFETY"}
+        }))]));
+        let model = GeminiChat::new(endpoint(server.url()), "gemini-test").unwrap();
+        let error = model.chat(&request(), None).unwrap_err();
+        assert!(matches!(error, ChatError::Permanent { .. }), "{error}");
+    }
+}

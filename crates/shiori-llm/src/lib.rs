@@ -10,6 +10,8 @@ mod gemini;
 mod http;
 mod openai;
 mod retry;
+#[cfg(test)]
+mod test_support;
 mod websearch;
 
 pub use anthropic::AnthropicChat;

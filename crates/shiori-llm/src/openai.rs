@@ -226,3 +226,241 @@ fn parse_usage(usage: &Value) -> Usage {
         completion_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::endpoint;
+    use shiori_core::{ChatMessage, ToolSpec};
+    use shiori_mock::{sequence, MockServer, Reply};
+    use std::time::Duration;
+
+    fn completion(content: &str) -> Reply {
+        Reply::json(json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test-0613",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}
+        }))
+    }
+
+    fn question() -> ChatRequest {
+        ChatRequest {
+            messages: vec![ChatMessage::system("be brief"), ChatMessage::user("hello?")],
+            max_tokens: Some(64),
+            temperature: Some(0.0),
+            ..ChatRequest::default()
+        }
+    }
+
+    #[test]
+    fn completes_with_usage_and_json_mode() {
+        let server = MockServer::start(sequence(vec![completion("{\"ok\": true}")]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let request = ChatRequest {
+            json_mode: true,
+            ..question()
+        };
+        let reply = model.chat(&request, None).unwrap();
+        assert_eq!(reply.content, "{\"ok\": true}");
+        assert_eq!(reply.model, "gpt-test-0613");
+        assert_eq!(
+            reply.usage,
+            Usage {
+                prompt_tokens: 42,
+                completion_tokens: 7
+            }
+        );
+        assert_eq!(model.model_id(), "openai:gpt-test");
+        let sent = &server.requests_to("/chat/completions")[0];
+        assert_eq!(sent.header("authorization"), Some("Bearer test-key"));
+        let body = sent.json();
+        assert_eq!(body["model"], "gpt-test");
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(body["messages"][1]["content"], "hello?");
+        assert_eq!(body["max_tokens"], 64);
+        assert_eq!(body["response_format"]["type"], "json_object");
+        assert!(body.get("stream").is_none());
+    }
+
+    #[test]
+    fn sends_tools_and_reads_tool_calls() {
+        let server = MockServer::start(sequence(vec![Reply::json(json!({
+            "model": "gpt-test",
+            "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "search", "arguments": "{\"query\":\"vpn\"}"}}]}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+        }))]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let mut request = question();
+        request.tools = vec![ToolSpec {
+            name: "search".into(),
+            description: "search docs".into(),
+            parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
+        }];
+        let earlier_call = ToolCall {
+            id: "call_0".into(),
+            name: "search".into(),
+            arguments: json!({"query": "storage"}),
+        };
+        request.messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: String::new(),
+            tool_calls: vec![earlier_call],
+            tool_call_id: None,
+        });
+        request.messages.push(ChatMessage {
+            role: Role::Tool,
+            content: "[1] 100 GB".into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some("call_0".into()),
+        });
+        let reply = model.chat(&request, None).unwrap();
+        assert_eq!(reply.content, "");
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(reply.tool_calls[0].id, "call_1");
+        assert_eq!(reply.tool_calls[0].arguments, json!({"query": "vpn"}));
+        let body = server.requests()[0].json();
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["tools"][0]["function"]["name"], "search");
+        let assistant = &body["messages"][2];
+        assert_eq!(
+            assistant["tool_calls"][0]["function"]["arguments"],
+            "{\"query\":\"storage\"}"
+        );
+        assert_eq!(body["messages"][3]["role"], "tool");
+        assert_eq!(body["messages"][3]["tool_call_id"], "call_0");
+    }
+
+    #[test]
+    fn streams_tokens_tool_call_fragments_and_usage() {
+        let events = [
+            json!({"model": "gpt-test", "choices": [{"delta": {"role": "assistant", "content": ""}}]}).to_string(),
+            json!({"choices": [{"delta": {"content": "Hel"}}]}).to_string(),
+            json!({"choices": [{"delta": {"content": "lo [1]"}}]}).to_string(),
+            json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "call_9",
+                "function": {"name": "calculate", "arguments": "{\"expr"}}]}}]}).to_string(),
+            json!({"choices": [{"delta": {"tool_calls": [{"index": 0,
+                "function": {"arguments": "ession\":\"1+1\"}"}}]}}]}).to_string(),
+            json!({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3}}).to_string(),
+            "[DONE]".to_string(),
+        ];
+        let server = MockServer::start(sequence(vec![Reply::sse(&events)]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let mut streamed = Vec::new();
+        let mut sink = |token: &str| streamed.push(token.to_string());
+        let reply = model.chat(&question(), Some(&mut sink)).unwrap();
+        assert_eq!(streamed, vec!["", "Hel", "lo [1]"]);
+        assert_eq!(reply.content, "Hello [1]");
+        assert_eq!(reply.usage.total(), 15);
+        assert_eq!(reply.tool_calls[0].name, "calculate");
+        assert_eq!(reply.tool_calls[0].arguments, json!({"expression": "1+1"}));
+        let body = server.requests()[0].json();
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+    }
+
+    #[test]
+    fn succeeds_after_two_rate_limits_with_backoff() {
+        let server = MockServer::start(sequence(vec![
+            Reply::status(429, r#"{"error":{"message":"Rate limit reached"}}"#),
+            Reply::status(429, r#"{"error":{"message":"Rate limit reached"}}"#),
+            completion("finally"),
+        ]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let reply = model.chat(&question(), None).unwrap();
+        assert_eq!(reply.content, "finally");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3, "two backoffs, then success");
+        // Backoff 1 waits 5..10 ms and backoff 2 waits 10..20 ms (10 ms base, doubling, jittered).
+        assert!(requests[1].at - requests[0].at >= Duration::from_millis(5));
+        assert!(requests[2].at - requests[1].at >= Duration::from_millis(10));
+    }
+
+    #[test]
+    fn honours_retry_after() {
+        let server = MockServer::start(sequence(vec![
+            Reply::status(503, "overloaded").header("retry-after", "1"),
+            completion("ok"),
+        ]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        assert_eq!(model.chat(&question(), None).unwrap().content, "ok");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        assert!(requests[1].at - requests[0].at >= Duration::from_secs(1));
+    }
+
+    #[test]
+    fn retries_timeouts() {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let server = MockServer::start(move |_| {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                std::thread::sleep(Duration::from_millis(600));
+            }
+            completion("after a timeout")
+        });
+        let model = OpenAiChat::new(
+            endpoint(server.url()).with_timeout(Duration::from_millis(250)),
+            "gpt-test",
+        )
+        .unwrap();
+        assert_eq!(
+            model.chat(&question(), None).unwrap().content,
+            "after a timeout"
+        );
+        assert_eq!(server.requests().len(), 2);
+    }
+
+    #[test]
+    fn sorts_failures_into_permanent_context_and_exhausted_transient() {
+        let server = MockServer::start(sequence(vec![Reply::status(
+            401,
+            r#"{"error":{"message":"Incorrect API key provided"}}"#,
+        )]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let error = model.chat(&question(), None).unwrap_err();
+        assert!(
+            matches!(&error, ChatError::Permanent { message, .. } if message.contains("Incorrect API key")),
+            "{error}"
+        );
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "permanent errors are not retried"
+        );
+
+        let server = MockServer::start(sequence(vec![Reply::status(
+            400,
+            r#"{"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 4096 tokens."}}"#,
+        )]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let error = model.chat(&question(), None).unwrap_err();
+        assert!(matches!(error, ChatError::ContextTooLong { .. }), "{error}");
+
+        let server = MockServer::start(sequence(vec![Reply::status(502, "bad gateway")]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let error = model.chat(&question(), None).unwrap_err();
+        assert!(matches!(error, ChatError::Transient { .. }), "{error}");
+        assert_eq!(
+            server.requests().len(),
+            4,
+            "the first try and three retries"
+        );
+    }
+
+    #[test]
+    fn speaks_azure_authentication() {
+        let server = MockServer::start(sequence(vec![completion("azure")]));
+        let base = format!("{}/openai/deployments/gpt4o", server.url());
+        let model = OpenAiChat::new(endpoint(&base), "gpt4o")
+            .unwrap()
+            .azure("2024-10-21");
+        assert_eq!(model.chat(&question(), None).unwrap().content, "azure");
+        let sent = &server.requests()[0];
+        assert_eq!(sent.path, "/openai/deployments/gpt4o/chat/completions");
+        assert_eq!(sent.query, "api-version=2024-10-21");
+        assert_eq!(sent.header("api-key"), Some("test-key"));
+        assert_eq!(sent.header("authorization"), None);
+    }
+}

@@ -109,3 +109,73 @@ impl WebSearch for WebSearchClient {
         Ok(self.fetch(query, max_results)?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::endpoint;
+    use shiori_mock::{sequence, MockServer, Reply};
+
+    #[test]
+    fn searches_tavily() {
+        let server = MockServer::start(sequence(vec![
+            Reply::status(429, "slow down"),
+            Reply::json(json!({"query": "q", "results": [
+                {"title": "Tungsten", "url": "https://example.org/w", "content": "3422 °C", "score": 0.9},
+                {"title": "No URL"}
+            ]})),
+        ]));
+        let client =
+            WebSearchClient::new(WebSearchProvider::Tavily, endpoint(server.url())).unwrap();
+        let results = client.search("tungsten melting point", 3).unwrap();
+        assert_eq!(
+            results,
+            vec![WebResult {
+                title: "Tungsten".into(),
+                url: "https://example.org/w".into(),
+                content: "3422 °C".into()
+            }]
+        );
+        let requests = server.requests_to("/search");
+        assert_eq!(requests.len(), 2, "the 429 was retried");
+        assert_eq!(requests[1].header("authorization"), Some("Bearer test-key"));
+        assert_eq!(requests[1].json()["query"], "tungsten melting point");
+        assert_eq!(requests[1].json()["max_results"], 3);
+        assert_eq!(client.name(), "tavily");
+    }
+
+    #[test]
+    fn searches_brave() {
+        let server = MockServer::start(sequence(vec![Reply::json(json!({"web": {"results": [
+            {"title": "A", "url": "https://a.example", "description": "about a"},
+            {"title": "B", "url": "https://b.example", "description": "about b"}
+        ]}}))]));
+        let client =
+            WebSearchClient::new(WebSearchProvider::Brave, endpoint(server.url())).unwrap();
+        let results = client.search("rust sse", 1).unwrap();
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].content, "about a");
+        let sent = &server.requests()[0];
+        assert_eq!(sent.method, "GET");
+        assert_eq!(sent.path, "/res/v1/web/search");
+        assert_eq!(sent.query, "q=rust+sse&count=1");
+        assert_eq!(sent.header("x-subscription-token"), Some("test-key"));
+    }
+
+    #[test]
+    fn searches_searxng_and_reports_bad_replies() {
+        let server = MockServer::start(sequence(vec![
+            Reply::json(json!({"query": "x", "results": [
+                {"title": "S", "url": "https://s.example", "content": "snippet", "engine": "ddg"}
+            ]})),
+            Reply::json(json!({"unexpected": true})),
+        ]));
+        let client =
+            WebSearchClient::new(WebSearchProvider::Searxng, endpoint(server.url())).unwrap();
+        let results = client.search("x", 5).unwrap();
+        assert_eq!(results[0].url, "https://s.example");
+        assert_eq!(server.requests()[0].query, "q=x&format=json");
+        let error = client.search("x", 5).unwrap_err();
+        assert!(matches!(error, WebSearchError::Permanent { .. }), "{error}");
+    }
+}
