@@ -538,3 +538,211 @@ fn hit_summary(hits: &[Hit]) -> String {
     let ids: Vec<&str> = hits.iter().map(|hit| hit.chunk.chunk_id.as_str()).collect();
     summary(&format!("{} hits: {}", hits.len(), ids.join(", ")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::*;
+    use shiori_core::{Price, Usage};
+    use shiori_mock::Reply;
+    use std::collections::BTreeMap;
+
+    const QUESTION: &str = "How much storage does every workspace include?";
+
+    fn corpus() -> FixedCorpus {
+        FixedCorpus::new(&[
+            ("storage", "Every workspace includes 100 GB of storage."),
+            (
+                "billing",
+                "Extra storage is sold in blocks of 50 GB on the billing page.",
+            ),
+            (
+                "vpn",
+                "Connect to the VPN before you open the storage console.",
+            ),
+        ])
+    }
+
+    fn pipelines<'a>(
+        corpus: &'a FixedCorpus,
+        answer: Option<&'a dyn ChatModel>,
+        prices: &'a PriceTable,
+    ) -> Pipelines<'a> {
+        Pipelines {
+            corpus,
+            models: Models {
+                answer,
+                grade: None,
+                query: None,
+            },
+            web: None,
+            reranker: None,
+            prices,
+            params: PipelineParams::default(),
+        }
+    }
+
+    #[test]
+    fn basic_answers_with_checked_citations_usage_and_cost() {
+        let server = llm_server(|_, user, _| {
+            assert!(user.contains("[1] storage (storage.md)"), "{user}");
+            completion("Every workspace includes 100 GB [1]; more can be bought [2].")
+        });
+        let model = model(&server, "answerer");
+        let prices = PriceTable(BTreeMap::from([(
+            "openai:answerer".to_string(),
+            Price {
+                input_per_million: 3.0,
+                output_per_million: 15.0,
+            },
+        )]));
+        let corpus = corpus();
+        let answer = pipelines(&corpus, Some(&model), &prices)
+            .answer(QUESTION, &[PipelineKind::Basic])
+            .unwrap();
+        assert!(!answer.refused);
+        assert_eq!(answer.sources.len(), 3);
+        let cited: Vec<&str> = answer.citations.iter().map(|c| c.doc_id.as_str()).collect();
+        assert_eq!(cited, vec!["storage", "billing"]);
+        let steps: Vec<&str> = answer.trace.steps.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(steps, vec!["retrieve", "answer", "check_citations"]);
+        assert_eq!(answer.trace.pipeline, "basic");
+        assert_eq!(
+            answer.trace.steps[1].model.as_deref(),
+            Some("openai:answerer")
+        );
+        assert_eq!(
+            answer.usage,
+            Usage {
+                prompt_tokens: PROMPT_TOKENS,
+                completion_tokens: COMPLETION_TOKENS
+            }
+        );
+        let expected = (100.0 * 3.0 + 10.0 * 15.0) / 1e6;
+        assert!(
+            (answer.cost_usd - expected).abs() < 1e-12,
+            "{}",
+            answer.cost_usd
+        );
+    }
+
+    #[test]
+    fn catches_a_fabricated_citation() {
+        let server =
+            llm_server(|_, _, _| completion("It is 100 GB [1], as the refund policy says [7]."));
+        let model = model(&server, "answerer");
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let answer = pipelines(&corpus, Some(&model), &prices)
+            .run(QUESTION, PipelineKind::Basic)
+            .unwrap();
+        assert_eq!(answer.sources.len(), 3);
+        assert_eq!(
+            answer.answer,
+            "It is 100 GB [1], as the refund policy says."
+        );
+        assert_eq!(answer.citations.len(), 1);
+        let check = answer
+            .trace
+            .steps
+            .iter()
+            .find(|s| s.step == "check_citations")
+            .unwrap();
+        assert!(
+            check.output.contains("[7]") && check.output.contains("3 sources"),
+            "{check:?}"
+        );
+    }
+
+    #[test]
+    fn says_it_cannot_answer_when_the_sources_lack_it() {
+        let server = llm_server(|_, _, _| completion("CANNOT_ANSWER"));
+        let model = model(&server, "answerer");
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let pipelines = pipelines(&corpus, Some(&model), &prices);
+        let answer = pipelines
+            .run("What is the storage melting point?", PipelineKind::Basic)
+            .unwrap();
+        assert!(answer.refused);
+        assert_eq!(answer.answer, CANNOT_ANSWER_TEXT);
+        let nothing = pipelines.run("Who won?", PipelineKind::Basic).unwrap();
+        assert!(
+            nothing.refused,
+            "no sources: refused without asking the model"
+        );
+        assert_eq!(server.requests().len(), 1);
+    }
+
+    #[test]
+    fn falls_back_down_the_chain_on_a_permanent_error() {
+        let broken =
+            llm_server(|_, _, _| Reply::status(401, r#"{"error":{"message":"invalid key"}}"#));
+        let working = llm_server(|_, _, _| completion("100 GB [1]."));
+        let grader = model(&broken, "grader");
+        let answerer = model(&working, "answerer");
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let mut pipelines = pipelines(&corpus, Some(&answerer), &prices);
+        pipelines.models.grade = Some(&grader);
+        let chain = [
+            PipelineKind::FusionCrag,
+            PipelineKind::Basic,
+            PipelineKind::Extractive,
+        ];
+        let answer = pipelines.answer(QUESTION, &chain).unwrap();
+        assert_eq!(answer.trace.pipeline, "basic");
+        assert_eq!(answer.answer, "100 GB [1].");
+        let fallback = &answer.trace.steps[0];
+        assert_eq!(fallback.step, "fallback");
+        assert!(
+            fallback.input.contains("fusion-crag failed"),
+            "{fallback:?}"
+        );
+        assert!(fallback.input.contains("invalid key"), "{fallback:?}");
+        assert_eq!(fallback.output, "falling back to basic");
+        assert_eq!(
+            broken.requests().len(),
+            3,
+            "one grading call per document, none retried"
+        );
+
+        pipelines.models.answer = Some(&grader);
+        let answer = pipelines.answer(QUESTION, &chain).unwrap();
+        assert_eq!(answer.trace.pipeline, "extractive");
+        assert_eq!(answer.answer, "Every workspace includes 100 GB of storage.");
+        let fallbacks = answer
+            .trace
+            .steps
+            .iter()
+            .filter(|s| s.step == "fallback")
+            .count();
+        assert_eq!(fallbacks, 2);
+    }
+
+    #[test]
+    fn degrades_to_extractive_without_a_chat_model() {
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let answer = pipelines(&corpus, None, &prices)
+            .run(QUESTION, PipelineKind::Crag)
+            .unwrap();
+        assert_eq!(answer.trace.pipeline, "extractive");
+        assert_eq!(answer.trace.steps[0].step, "degrade");
+        assert!(answer.trace.steps[0].output.contains("no chat model"));
+        assert_eq!(answer.answer, "Every workspace includes 100 GB of storage.");
+        assert_eq!(answer.usage.total(), 0);
+    }
+
+    #[test]
+    fn names_every_pipeline() {
+        for kind in PipelineKind::ALL {
+            assert_eq!(kind.name().parse::<PipelineKind>().unwrap(), kind);
+        }
+        let error = "rag-fusion"
+            .parse::<PipelineKind>()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("fusion-crag"), "{error}");
+    }
+}

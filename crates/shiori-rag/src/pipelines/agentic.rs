@@ -153,3 +153,117 @@ fn found(context: &mut Vec<Source>, hits: Vec<Source>) -> String {
     }
     shown
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::*;
+    use crate::{Models, PipelineKind, PipelineParams, Pipelines};
+    use serde_json::json;
+    use shiori_core::{ChatModel, PriceTable};
+
+    #[test]
+    fn calls_tools_then_answers_with_citations() {
+        let server = llm_server(|_, _, request| {
+            let body = request.json();
+            let messages = body["messages"].as_array().unwrap();
+            let tool_results = messages.iter().filter(|m| m["role"] == "tool").count();
+            match tool_results {
+                0 => tool_call("call_1", "search", json!({"query": "storage blocks"})),
+                1 => tool_call("call_2", "calculate", json!({"expression": "100 + 2 * 50"})),
+                _ => {
+                    let last = messages.last().unwrap()["content"].as_str().unwrap();
+                    completion(&format!("With two blocks you get {last} GB [1]."))
+                }
+            }
+        });
+        let model = model(&server, "agent");
+        let corpus = FixedCorpus::new(&[
+            ("blocks", "Extra storage is sold in blocks of 50 GB."),
+            ("vpn", "Connect to the VPN first."),
+        ]);
+        let prices = PriceTable::default();
+        let pipelines = Pipelines {
+            corpus: &corpus,
+            models: Models {
+                answer: Some(&model as &dyn ChatModel),
+                ..Models::default()
+            },
+            web: None,
+            reranker: None,
+            prices: &prices,
+            params: PipelineParams::default(),
+        };
+        let answer = pipelines
+            .run(
+                "How much storage with two extra blocks?",
+                PipelineKind::Agentic,
+            )
+            .unwrap();
+        assert_eq!(answer.answer, "With two blocks you get 200 GB [1].");
+        assert_eq!(answer.citations[0].doc_id, "blocks");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+        let first = requests[0].json();
+        let tools: Vec<&str> = first["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, vec!["search", "calculate", "compare"]);
+        let second = requests[1].json();
+        let search_result = second["messages"].as_array().unwrap().last().unwrap();
+        assert_eq!(search_result["tool_call_id"], "call_1");
+        assert!(search_result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[1] blocks"));
+        let steps: Vec<&str> = answer.trace.steps.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(
+            steps,
+            vec![
+                "agent",
+                "retrieve",
+                "agent",
+                "calculate",
+                "agent",
+                "check_citations"
+            ]
+        );
+    }
+
+    #[test]
+    fn stops_calling_tools_after_the_step_bound() {
+        let server = llm_server(|_, _, request| {
+            if request.json()["tools"].is_array() {
+                tool_call("again", "search", json!({"query": "connect to the VPN"}))
+            } else {
+                completion("Connect to the VPN [1].")
+            }
+        });
+        let model = model(&server, "agent");
+        let corpus = FixedCorpus::new(&[("vpn", "Connect to the VPN first.")]);
+        let prices = PriceTable::default();
+        let pipelines = Pipelines {
+            corpus: &corpus,
+            models: Models {
+                answer: Some(&model as &dyn ChatModel),
+                ..Models::default()
+            },
+            web: None,
+            reranker: None,
+            prices: &prices,
+            params: PipelineParams {
+                max_steps: 3,
+                ..PipelineParams::default()
+            },
+        };
+        let answer = pipelines.run("vpn?", PipelineKind::Agentic).unwrap();
+        assert_eq!(
+            server.requests().len(),
+            3,
+            "two tool rounds, then an answer without tools"
+        );
+        assert_eq!(answer.citations.len(), 1);
+    }
+}

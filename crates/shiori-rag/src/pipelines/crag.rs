@@ -225,3 +225,243 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod grading_tests {
+    use crate::test_support::*;
+    use crate::{Models, PipelineKind, PipelineParams, Pipelines};
+    use serde_json::json;
+    use shiori_core::{Answer, ChatModel, Price, PriceTable, WebSearch};
+    use shiori_llm::{Endpoint, WebSearchClient, WebSearchProvider};
+    use shiori_mock::{MockServer, Reply};
+    use std::collections::BTreeMap;
+
+    const QUESTION: &str = "How much storage does every workspace include?";
+    const WEB_URL: &str = "https://example.org/storage-plans";
+
+    fn corpus() -> FixedCorpus {
+        FixedCorpus::new(&[
+            (
+                "storage",
+                "Every workspace includes 100 GB of storage. It is shared by all members.",
+            ),
+            (
+                "billing",
+                "Extra storage is sold in blocks of 50 GB. Invoices are monthly.",
+            ),
+            (
+                "vpn",
+                "Connect to the VPN before you open the storage console.",
+            ),
+        ])
+    }
+
+    /// A grader that calls documents mentioning `irrelevant` irrelevant, and keeps strip 1.
+    fn grader(irrelevant: Option<&'static str>) -> MockServer {
+        llm_server(move |system, user, _| {
+            if system.starts_with("You grade") {
+                let grade = match irrelevant {
+                    Some(word) if user.contains(word) => "irrelevant",
+                    _ => "relevant",
+                };
+                completion(&json!({"grade": grade}).to_string())
+            } else if system.starts_with("You keep") {
+                completion(r#"{"relevant": [1]}"#)
+            } else {
+                Reply::status(400, format!("unexpected grader prompt: {system}"))
+            }
+        })
+    }
+
+    /// Writes queries and the answer; the answer cites the web result when it sees one.
+    fn answerer() -> MockServer {
+        llm_server(|system, user, _| {
+            if system.starts_with("Rewrite the question") {
+                completion("workspace storage quota")
+            } else if system.starts_with("Write 2 different search queries") {
+                completion("1. workspace storage size\n2. storage plans")
+            } else if system.starts_with("Combine the question") {
+                completion("How large is the storage quota of a workspace?")
+            } else if system.starts_with("Answer the question") {
+                match source_number(user, WEB_URL) {
+                    Some(web) => {
+                        completion(&format!("100 GB per workspace [1], plans online [{web}]."))
+                    }
+                    None => completion("100 GB per workspace [1]."),
+                }
+            } else {
+                Reply::status(400, format!("unexpected answerer prompt: {system}"))
+            }
+        })
+    }
+
+    fn tavily() -> MockServer {
+        MockServer::start(|_| {
+            Reply::json(json!({"results": [
+                {"title": "Storage plans", "url": WEB_URL, "content": "Plans start at 100 GB."}
+            ]}))
+        })
+    }
+
+    fn prices() -> PriceTable {
+        PriceTable(BTreeMap::from([
+            (
+                "openai:cheap".to_string(),
+                Price {
+                    input_per_million: 0.1,
+                    output_per_million: 0.4,
+                },
+            ),
+            (
+                "openai:strong".to_string(),
+                Price {
+                    input_per_million: 2.0,
+                    output_per_million: 8.0,
+                },
+            ),
+        ]))
+    }
+
+    fn ask(
+        kind: PipelineKind,
+        irrelevant: Option<&'static str>,
+    ) -> (Answer, MockServer, MockServer, MockServer) {
+        let (grade_server, answer_server, web_server) = (grader(irrelevant), answerer(), tavily());
+        let cheap = model(&grade_server, "cheap");
+        let strong = model(&answer_server, "strong");
+        let web = WebSearchClient::new(WebSearchProvider::Tavily, Endpoint::new(web_server.url()))
+            .unwrap();
+        let corpus = corpus();
+        let prices = prices();
+        let pipelines = Pipelines {
+            corpus: &corpus,
+            models: Models {
+                answer: Some(&strong as &dyn ChatModel),
+                grade: Some(&cheap as &dyn ChatModel),
+                query: None,
+            },
+            web: Some(&web as &dyn WebSearch),
+            reranker: None,
+            prices: &prices,
+            params: PipelineParams {
+                queries: 2,
+                ..PipelineParams::default()
+            },
+        };
+        let answer = pipelines.run(QUESTION, kind).unwrap();
+        (answer, grade_server, answer_server, web_server)
+    }
+
+    fn steps(answer: &Answer) -> Vec<&str> {
+        answer.trace.steps.iter().map(|s| s.step.as_str()).collect()
+    }
+
+    #[test]
+    fn crag_with_all_relevant_grades_never_searches_the_web() {
+        let (answer, grade_server, _, web_server) = ask(PipelineKind::Crag, None);
+        assert!(web_server.requests().is_empty());
+        assert_eq!(grade_server.requests().len(), 3);
+        assert_eq!(
+            steps(&answer),
+            vec![
+                "retrieve",
+                "grade",
+                "grade",
+                "grade",
+                "answer",
+                "check_citations"
+            ]
+        );
+        assert_eq!(answer.sources.len(), 3);
+        assert_eq!(answer.citations[0].doc_id, "storage");
+    }
+
+    #[test]
+    fn crag_with_an_irrelevant_grade_searches_the_web_and_cites_it() {
+        let (answer, grade_server, _, web_server) = ask(PipelineKind::Crag, Some("VPN"));
+        let searches = web_server.requests();
+        assert_eq!(searches.len(), 1);
+        assert_eq!(searches[0].json()["query"], "workspace storage quota");
+        assert_eq!(
+            steps(&answer),
+            vec![
+                "retrieve",
+                "grade",
+                "grade",
+                "grade",
+                "rewrite_web_query",
+                "web_search",
+                "refine",
+                "refine",
+                "answer",
+                "check_citations"
+            ]
+        );
+        // The VPN document was dropped; the two others were refined to their first strip.
+        let ids: Vec<&str> = answer.sources.iter().map(|s| s.doc_id.as_str()).collect();
+        assert_eq!(ids, vec!["storage", "billing", WEB_URL]);
+        assert_eq!(
+            answer.sources[0].text,
+            "Every workspace includes 100 GB of storage."
+        );
+        let web = answer
+            .citations
+            .iter()
+            .find(|c| c.source == WEB_URL)
+            .unwrap();
+        assert_eq!(web.number, 3);
+        assert!(answer.answer.contains("[3]"), "{}", answer.answer);
+        assert_eq!(
+            grade_server.requests().len(),
+            5,
+            "3 grades and 2 refinements"
+        );
+
+        // 5 cheap calls and 2 strong ones (rewrite, answer), 100 tokens in and 10 out each.
+        let cheap = 5.0 * (100.0 * 0.1 + 10.0 * 0.4) / 1e6;
+        let strong = 2.0 * (100.0 * 2.0 + 10.0 * 8.0) / 1e6;
+        assert!(
+            (answer.cost_usd - (cheap + strong)).abs() < 1e-12,
+            "{}",
+            answer.cost_usd
+        );
+        assert_eq!(answer.usage.prompt_tokens, 700);
+        assert_eq!(answer.usage.completion_tokens, 70);
+    }
+
+    #[test]
+    fn fusion_crag_grades_against_the_integrated_query() {
+        let (answer, grade_server, answer_server, web_server) =
+            ask(PipelineKind::FusionCrag, Some("VPN"));
+        assert_eq!(
+            steps(&answer),
+            vec![
+                "generate_queries",
+                "retrieve_fuse",
+                "integrate_queries",
+                "grade",
+                "grade",
+                "grade",
+                "web_search",
+                "answer",
+                "check_citations"
+            ]
+        );
+        let grade_prompt = prompt_of(&grade_server.requests()[0]).1;
+        assert!(
+            grade_prompt.contains("How large is the storage quota"),
+            "{grade_prompt}"
+        );
+        assert_eq!(
+            web_server.requests()[0].json()["query"],
+            "How large is the storage quota of a workspace?"
+        );
+        assert_eq!(answer_server.requests().len(), 3);
+        assert!(answer.citations.iter().any(|c| c.source == WEB_URL));
+        assert!(answer.sources.iter().all(|s| s.doc_id != "vpn"));
+
+        let (answer, _, _, web_server) = ask(PipelineKind::FusionCrag, None);
+        assert!(web_server.requests().is_empty());
+        assert!(!steps(&answer).contains(&"web_search"));
+    }
+}

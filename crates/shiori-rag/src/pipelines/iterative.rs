@@ -47,3 +47,79 @@ pub(crate) fn merge(context: &mut Vec<Source>, more: Vec<Source>) -> usize {
     }
     context.len() - before
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::*;
+    use crate::{Models, PipelineKind, PipelineParams, Pipelines};
+    use shiori_core::{ChatModel, PriceTable};
+
+    fn pipelines<'a>(
+        corpus: &'a FixedCorpus,
+        model: &'a dyn ChatModel,
+        prices: &'a PriceTable,
+    ) -> Pipelines<'a> {
+        Pipelines {
+            corpus,
+            models: Models {
+                answer: Some(model),
+                ..Models::default()
+            },
+            web: None,
+            reranker: None,
+            prices,
+            params: PipelineParams {
+                max_steps: 3,
+                ..PipelineParams::default()
+            },
+        }
+    }
+
+    #[test]
+    fn searches_again_when_the_model_needs_more() {
+        let server = llm_server(|_, user, _| {
+            if user.contains("VPN") {
+                completion("Install the client, then connect to the VPN [2].")
+            } else {
+                completion("NEED_MORE: vpn client setup")
+            }
+        });
+        let model = model(&server, "m");
+        let corpus = FixedCorpus::new(&[
+            ("remote", "Remote work needs a laptop."),
+            ("vpn", "Install the VPN client before connecting."),
+        ]);
+        let prices = PriceTable::default();
+        let answer = pipelines(&corpus, &model, &prices)
+            .run("How does remote work function?", PipelineKind::Iterative)
+            .unwrap();
+        let queries: Vec<String> = corpus.queries().into_iter().map(|(q, _)| q).collect();
+        assert_eq!(
+            queries,
+            vec!["How does remote work function?", "vpn client setup"]
+        );
+        assert_eq!(answer.citations[0].doc_id, "vpn");
+        assert_eq!(server.requests().len(), 2);
+    }
+
+    #[test]
+    fn stops_after_the_bounded_number_of_rounds() {
+        let server = llm_server(|system, _, _| {
+            if system.contains("NEED_MORE") {
+                completion("NEED_MORE: something about laptops and more")
+            } else {
+                completion("CANNOT_ANSWER")
+            }
+        });
+        let model = model(&server, "m");
+        let corpus = FixedCorpus::new(&[("remote", "Remote work needs a laptop.")]);
+        let prices = PriceTable::default();
+        let answer = pipelines(&corpus, &model, &prices)
+            .run("remote work?", PipelineKind::Iterative)
+            .unwrap();
+        assert!(answer.refused);
+        // Round 1 asks for more, its search finds nothing new, so the final answer comes next.
+        assert_eq!(server.requests().len(), 2);
+        assert!(corpus.queries().len() <= 3);
+    }
+}
