@@ -21,6 +21,12 @@ pub enum EngineError {
     Analysis(#[from] shiori_analysis::AnalysisError),
     #[error(transparent)]
     Eval(#[from] shiori_eval::EvalError),
+    #[error(transparent)]
+    Chat(#[from] shiori_core::ChatError),
+    #[error(transparent)]
+    WebSearch(#[from] shiori_core::WebSearchError),
+    #[error(transparent)]
+    Rag(#[from] shiori_rag::RagError),
     #[error("{0}")]
     Invalid(String),
 }

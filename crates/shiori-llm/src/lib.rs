@@ -2,13 +2,15 @@
 //! `reqwest`: OpenAI-compatible chat completions (OpenAI, Azure, Ollama, vLLM, llama.cpp,
 //! LM Studio), Anthropic Messages, Gemini `generateContent`; OpenAI and Gemini embeddings;
 //! Tavily, Brave and SearXNG. Owns the error taxonomy of those calls (transient, permanent,
-//! context too long) and retries with exponential backoff, jitter and `Retry-After`.
+//! context too long), retries with exponential backoff, jitter and `Retry-After`, and
+//! an LLM reranker over any chat model.
 
 mod anthropic;
 mod embeddings;
 mod gemini;
 mod http;
 mod openai;
+mod rerank;
 mod retry;
 #[cfg(test)]
 mod test_support;
@@ -19,5 +21,6 @@ pub use embeddings::{ApiEmbedder, EmbeddingProtocol};
 pub use gemini::GeminiChat;
 pub use http::Endpoint;
 pub use openai::OpenAiChat;
+pub use rerank::LlmReranker;
 pub use retry::{parse_retry_after, RetryPolicy, Retryable};
 pub use websearch::{WebSearchClient, WebSearchProvider};

@@ -18,4 +18,4 @@ mod test_support;
 pub use citations::{check_citations, CheckedCitations};
 pub use corpus::{Corpus, RagError, Retrieval};
 pub use extractive::{extractive_answer, Relevance, REFUSAL_TEXT};
-pub use pipeline::{Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};
+pub use pipeline::{rerank, Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

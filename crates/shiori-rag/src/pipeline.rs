@@ -382,29 +382,12 @@ impl<'p, 'a> Run<'p, 'a> {
         self.rerank(question, fused)
     }
 
-    fn rerank(&mut self, query: &str, mut hits: Vec<Hit>) -> Result<Vec<Hit>, RagError> {
+    fn rerank(&mut self, query: &str, hits: Vec<Hit>) -> Result<Vec<Hit>, RagError> {
         let Some(reranker) = self.p.reranker else {
             return Ok(hits);
         };
-        if hits.len() < 2 {
-            return Ok(hits);
-        }
         let started = Instant::now();
-        let passages: Vec<&str> = hits.iter().map(|hit| hit.chunk.text.as_str()).collect();
-        let scores = reranker
-            .score(query, &passages)
-            .map_err(|e| RagError::Rerank(e.to_string()))?;
-        if scores.len() != hits.len() {
-            return Err(RagError::Rerank(format!(
-                "{} scores for {} passages",
-                scores.len(),
-                hits.len()
-            )));
-        }
-        for (hit, score) in hits.iter_mut().zip(scores) {
-            hit.score = score;
-        }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let hits = rerank(reranker, query, hits)?;
         self.trace.note(
             "rerank",
             reranker.name(),
@@ -520,6 +503,29 @@ impl<'p, 'a> Run<'p, 'a> {
             },
         }
     }
+}
+
+/// Reorders `hits` by the reranker's scores for `query`, which replace their scores.
+pub fn rerank(reranker: &dyn Reranker, query: &str, mut hits: Vec<Hit>) -> Result<Vec<Hit>, RagError> {
+    if hits.len() < 2 {
+        return Ok(hits);
+    }
+    let passages: Vec<&str> = hits.iter().map(|hit| hit.chunk.text.as_str()).collect();
+    let scores = reranker
+        .score(query, &passages)
+        .map_err(|e| RagError::Rerank(e.to_string()))?;
+    if scores.len() != hits.len() {
+        return Err(RagError::Rerank(format!(
+            "{} scores for {} passages",
+            scores.len(),
+            hits.len()
+        )));
+    }
+    for (hit, score) in hits.iter_mut().zip(scores) {
+        hit.score = score;
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(hits)
 }
 
 /// Text cut to a line of the trace.

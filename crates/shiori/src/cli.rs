@@ -42,17 +42,27 @@ pub enum Command {
         /// `modified_before` are special keys, anything else matches chunk metadata.
         #[arg(long = "filter", value_name = "KEY=VALUE")]
         filters: Vec<String>,
+        /// Reorder the hits with the configured LLM reranker.
+        #[arg(long)]
+        rerank: bool,
     },
-    /// Answer a question with the best passage and its sources, or refuse.
+    /// Answer a question with cited sources (or the best passage without a chat model), or refuse.
     Ask {
         question: String,
         #[command(flatten)]
         retrieval: RetrievalArgs,
-        /// Refuse when the best dense cosine is below this.
+        /// Refuse when the best dense cosine is below this (extractive answers).
         #[arg(long)]
         threshold: Option<f32>,
         #[arg(long = "filter", value_name = "KEY=VALUE")]
         filters: Vec<String>,
+        /// extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative, agentic or
+        /// reflective; defaults to [pipeline] default in shiori.toml.
+        #[arg(long)]
+        pipeline: Option<String>,
+        /// Reorder retrieved chunks with the configured LLM reranker.
+        #[arg(long)]
+        rerank: bool,
     },
     /// Evaluate retrieval and refusals on a dataset folder (BEIR layout or documents.jsonl + qa.jsonl).
     Eval {

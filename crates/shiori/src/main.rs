@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use cli::{BenchAction, Cli, Command, ModelsAction, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
-use shiori_engine::{Config, Engine, EngineError};
+use shiori_engine::{AskOptions, Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
 
 /// candle allocates and frees large activation tensors for every batch; glibc hands those back to
@@ -65,10 +65,16 @@ fn run(cli: &Cli) -> Result<()> {
             query,
             retrieval,
             filters,
+            rerank,
         } => {
             let engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, None);
-            let retrieved = engine.search(query, &config, &parse_filters(filters)?)?;
+            let filters = parse_filters(filters)?;
+            let retrieved = if *rerank {
+                engine.search_reranked(query, &config, &filters)?
+            } else {
+                engine.search(query, &config, &filters)?
+            };
             let sources: Vec<shiori_core::Source> = retrieved.hits.iter().map(Into::into).collect();
             output::print(
                 cli.json,
@@ -85,10 +91,16 @@ fn run(cli: &Cli) -> Result<()> {
             retrieval,
             threshold,
             filters,
+            pipeline,
+            rerank,
         } => {
             let engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
-            let answer = engine.ask(question, &config, &parse_filters(filters)?)?;
+            let options = AskOptions {
+                pipeline: pipeline.clone(),
+                rerank: *rerank,
+            };
+            let answer = engine.ask_with(question, &config, &parse_filters(filters)?, &options)?;
             output::print(cli.json, &answer, || output::answer(&answer))
         }
         Command::Eval {

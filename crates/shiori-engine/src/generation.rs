@@ -1,0 +1,237 @@
+//! What answering needs beyond retrieval, built from `shiori.toml`: the chat models by name, the
+//! web search client and the price table. API keys are read from the environment here and
+//! nowhere else.
+
+use crate::config::{
+    Config, ModelConfig, PipelineConfig, ProviderKind, RetryConfig, WebSearchConfig,
+    WebSearchKind, CONFIG_FILE,
+};
+use crate::EngineError;
+use shiori_core::{ChatModel, Price, PriceTable, WebSearch};
+use shiori_llm::{
+    AnthropicChat, Endpoint, GeminiChat, LlmReranker, OpenAiChat, RetryPolicy, WebSearchClient,
+    WebSearchProvider,
+};
+use shiori_rag::{Models, PipelineKind};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The chat models, web search and prices of one configuration.
+pub struct Generation {
+    models: BTreeMap<String, Box<dyn ChatModel>>,
+    web: Option<Box<dyn WebSearch>>,
+    prices: PriceTable,
+    pipeline: PipelineConfig,
+}
+
+impl Generation {
+    /// Builds every `[llm.models]` entry and the `[web_search]` client; checks that the
+    /// `[pipeline]` names point at configured models and pipelines.
+    pub fn from_config(config: &Config) -> Result<Generation, EngineError> {
+        let mut models = BTreeMap::new();
+        let mut prices = PriceTable::default();
+        for (name, model) in &config.llm.models {
+            let built = build_chat_model(name, model, &config.llm.retry)?;
+            prices.0.insert(
+                built.model_id().to_string(),
+                Price {
+                    input_per_million: model.input_per_million,
+                    output_per_million: model.output_per_million,
+                },
+            );
+            models.insert(name.clone(), built);
+        }
+        let pipeline = config.pipeline.clone();
+        for (field, name) in [
+            ("answer_model", &pipeline.answer_model),
+            ("grade_model", &pipeline.grade_model),
+            ("query_model", &pipeline.query_model),
+            ("judge_model", &pipeline.judge_model),
+            ("rerank_model", &pipeline.rerank_model),
+        ] {
+            if let Some(name) = name {
+                if !models.contains_key(name) {
+                    return Err(config_error(format!(
+                        "[pipeline] {field} = {name:?} names no [llm.models.{name}] table"
+                    )));
+                }
+            }
+        }
+        let web = config
+            .web_search
+            .as_ref()
+            .map(|web| build_web_search(web, &config.llm.retry))
+            .transpose()?;
+        let generation = Generation {
+            models,
+            web,
+            prices,
+            pipeline,
+        };
+        generation.chain(None)?;
+        Ok(generation)
+    }
+
+    /// The model of each pipeline step; without an `answer_model`, a single configured model
+    /// answers, and with none the pipelines answer extractively.
+    pub fn models(&self) -> Models<'_> {
+        let named = |name: &Option<String>| name.as_deref().and_then(|name| self.model(name).ok());
+        let answer = named(&self.pipeline.answer_model).or_else(|| match self.models.len() {
+            1 => self.models.values().next().map(|model| model.as_ref()),
+            _ => None,
+        });
+        Models {
+            answer,
+            grade: named(&self.pipeline.grade_model),
+            query: named(&self.pipeline.query_model),
+        }
+    }
+
+    /// A configured model by its `[llm.models]` name.
+    pub fn model(&self, name: &str) -> Result<&dyn ChatModel, EngineError> {
+        self.models.get(name).map(|model| model.as_ref()).ok_or_else(|| {
+            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
+            EngineError::Invalid(format!(
+                "no chat model named {name:?} in [llm.models] (configured: {})",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ))
+        })
+    }
+
+    /// The LLM reranker `--rerank` uses.
+    pub fn reranker(&self) -> Result<LlmReranker<'_>, EngineError> {
+        let models = self.models();
+        let model = self
+            .pipeline
+            .rerank_model
+            .as_deref()
+            .and_then(|name| self.model(name).ok())
+            .or(models.grade)
+            .or(models.answer)
+            .ok_or_else(|| {
+                EngineError::Invalid(
+                    "--rerank needs a chat model: configure [llm.models] and [pipeline] rerank_model"
+                        .to_string(),
+                )
+            })?;
+        Ok(LlmReranker::new(model))
+    }
+
+    pub fn web(&self) -> Option<&dyn WebSearch> {
+        self.web.as_deref()
+    }
+
+    pub fn prices(&self) -> &PriceTable {
+        &self.prices
+    }
+
+    /// The pipelines to try, in order: the chosen one (or `[pipeline] default`), then the
+    /// fallback list from the chosen pipeline's position, or all of it when it is not on it.
+    pub fn chain(&self, chosen: Option<&str>) -> Result<Vec<PipelineKind>, EngineError> {
+        let chosen: PipelineKind = chosen.unwrap_or(&self.pipeline.default).parse()?;
+        let fallback = self
+            .pipeline
+            .fallback
+            .iter()
+            .map(|name| name.parse::<PipelineKind>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| config_error(format!("[pipeline] fallback: {e}")))?;
+        let rest = match fallback.iter().position(|kind| *kind == chosen) {
+            Some(position) => &fallback[position + 1..],
+            None => &fallback[..],
+        };
+        let mut chain = vec![chosen];
+        chain.extend(rest.iter().filter(|kind| **kind != chosen));
+        Ok(chain)
+    }
+}
+
+fn config_error(message: String) -> EngineError {
+    EngineError::Config {
+        path: CONFIG_FILE.to_string(),
+        message,
+    }
+}
+
+fn retry_policy(retry: &RetryConfig) -> RetryPolicy {
+    RetryPolicy {
+        max_retries: retry.max_retries,
+        base_delay: Duration::from_millis(retry.base_delay_ms),
+        max_delay: Duration::from_millis(retry.max_delay_ms),
+    }
+}
+
+/// The key in `variable`, if it is set and not empty.
+fn api_key(variable: &str) -> Option<String> {
+    std::env::var(variable).ok().filter(|key| !key.trim().is_empty())
+}
+
+/// Builds one chat model from its `[llm.models.NAME]` table: one match arm per provider kind.
+pub fn build_chat_model(
+    name: &str,
+    config: &ModelConfig,
+    retry: &RetryConfig,
+) -> Result<Box<dyn ChatModel>, EngineError> {
+    let (default_url, default_key) = match config.provider {
+        ProviderKind::Openai => (Some("https://api.openai.com/v1"), "OPENAI_API_KEY"),
+        ProviderKind::Azure => (None, "AZURE_OPENAI_API_KEY"),
+        ProviderKind::Anthropic => (Some("https://api.anthropic.com"), "ANTHROPIC_API_KEY"),
+        ProviderKind::Gemini => (
+            Some("https://generativelanguage.googleapis.com"),
+            "GEMINI_API_KEY",
+        ),
+    };
+    let base_url = config
+        .base_url
+        .as_deref()
+        .or(default_url)
+        .ok_or_else(|| config_error(format!("[llm.models.{name}] needs base_url")))?;
+    let mut endpoint = Endpoint::new(base_url)
+        .with_api_key(api_key(config.api_key_env.as_deref().unwrap_or(default_key)))
+        .with_retry(retry_policy(retry));
+    if let Some(seconds) = config.timeout_secs {
+        let timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
+            config_error(format!("[llm.models.{name}] timeout_secs = {seconds} is not a duration"))
+        })?;
+        endpoint = endpoint.with_timeout(timeout);
+    }
+    Ok(match config.provider {
+        ProviderKind::Openai => Box::new(OpenAiChat::new(endpoint, &config.model)?),
+        ProviderKind::Azure => {
+            let version = config.api_version.as_deref().ok_or_else(|| {
+                config_error(format!("[llm.models.{name}] needs api_version for Azure"))
+            })?;
+            Box::new(OpenAiChat::new(endpoint, &config.model)?.azure(version))
+        }
+        ProviderKind::Anthropic => Box::new(AnthropicChat::new(endpoint, &config.model)?),
+        ProviderKind::Gemini => Box::new(GeminiChat::new(endpoint, &config.model)?),
+    })
+}
+
+fn build_web_search(
+    config: &WebSearchConfig,
+    retry: &RetryConfig,
+) -> Result<Box<dyn WebSearch>, EngineError> {
+    let (provider, default_url, default_key) = match config.provider {
+        WebSearchKind::Tavily => (
+            WebSearchProvider::Tavily,
+            Some("https://api.tavily.com"),
+            "TAVILY_API_KEY",
+        ),
+        WebSearchKind::Brave => (
+            WebSearchProvider::Brave,
+            Some("https://api.search.brave.com"),
+            "BRAVE_API_KEY",
+        ),
+        WebSearchKind::Searxng => (WebSearchProvider::Searxng, None, "SEARXNG_API_KEY"),
+    };
+    let base_url = config
+        .base_url
+        .as_deref()
+        .or(default_url)
+        .ok_or_else(|| config_error("[web_search] needs base_url for SearXNG".to_string()))?;
+    let endpoint = Endpoint::new(base_url)
+        .with_api_key(api_key(config.api_key_env.as_deref().unwrap_or(default_key)))
+        .with_retry(retry_policy(retry));
+    Ok(Box::new(WebSearchClient::new(provider, endpoint)?))
+}
