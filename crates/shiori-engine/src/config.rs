@@ -144,7 +144,9 @@ impl Default for PipelineConfig {
             query_model: None,
             judge_model: None,
             rerank_model: None,
-            fallback: ["fusion-crag", "basic", "extractive"].map(String::from).to_vec(),
+            fallback: ["fusion-crag", "basic", "extractive"]
+                .map(String::from)
+                .to_vec(),
             queries: 4,
             max_context: 5,
             web_results: 3,

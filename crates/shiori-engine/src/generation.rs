@@ -3,8 +3,8 @@
 //! nowhere else.
 
 use crate::config::{
-    Config, ModelConfig, PipelineConfig, ProviderKind, RetryConfig, WebSearchConfig,
-    WebSearchKind, CONFIG_FILE,
+    Config, ModelConfig, PipelineConfig, ProviderKind, RetryConfig, WebSearchConfig, WebSearchKind,
+    CONFIG_FILE,
 };
 use crate::EngineError;
 use shiori_core::{ChatModel, Price, PriceTable, WebSearch};
@@ -89,13 +89,20 @@ impl Generation {
 
     /// A configured model by its `[llm.models]` name.
     pub fn model(&self, name: &str) -> Result<&dyn ChatModel, EngineError> {
-        self.models.get(name).map(|model| model.as_ref()).ok_or_else(|| {
-            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
-            EngineError::Invalid(format!(
-                "no chat model named {name:?} in [llm.models] (configured: {})",
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
-            ))
-        })
+        self.models
+            .get(name)
+            .map(|model| model.as_ref())
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
+                EngineError::Invalid(format!(
+                    "no chat model named {name:?} in [llm.models] (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })
     }
 
     /// The LLM reranker `--rerank` uses.
@@ -163,7 +170,9 @@ fn retry_policy(retry: &RetryConfig) -> RetryPolicy {
 
 /// The key in `variable`, if it is set and not empty.
 fn api_key(variable: &str) -> Option<String> {
-    std::env::var(variable).ok().filter(|key| !key.trim().is_empty())
+    std::env::var(variable)
+        .ok()
+        .filter(|key| !key.trim().is_empty())
 }
 
 /// Builds one chat model from its `[llm.models.NAME]` table: one match arm per provider kind.
@@ -187,11 +196,15 @@ pub fn build_chat_model(
         .or(default_url)
         .ok_or_else(|| config_error(format!("[llm.models.{name}] needs base_url")))?;
     let mut endpoint = Endpoint::new(base_url)
-        .with_api_key(api_key(config.api_key_env.as_deref().unwrap_or(default_key)))
+        .with_api_key(api_key(
+            config.api_key_env.as_deref().unwrap_or(default_key),
+        ))
         .with_retry(retry_policy(retry));
     if let Some(seconds) = config.timeout_secs {
         let timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
-            config_error(format!("[llm.models.{name}] timeout_secs = {seconds} is not a duration"))
+            config_error(format!(
+                "[llm.models.{name}] timeout_secs = {seconds} is not a duration"
+            ))
         })?;
         endpoint = endpoint.with_timeout(timeout);
     }
@@ -231,7 +244,9 @@ fn build_web_search(
         .or(default_url)
         .ok_or_else(|| config_error("[web_search] needs base_url for SearXNG".to_string()))?;
     let endpoint = Endpoint::new(base_url)
-        .with_api_key(api_key(config.api_key_env.as_deref().unwrap_or(default_key)))
+        .with_api_key(api_key(
+            config.api_key_env.as_deref().unwrap_or(default_key),
+        ))
         .with_retry(retry_policy(retry));
     Ok(Box::new(WebSearchClient::new(provider, endpoint)?))
 }

@@ -45,7 +45,10 @@ impl Reranker for LlmReranker<'_> {
         };
         let reply = self.model.chat(&request, None)?;
         let ranking = parse_ranking(&reply.content, passages.len()).ok_or_else(|| {
-            RerankError::Model(format!("the ranking reply is not usable: {}", reply.content))
+            RerankError::Model(format!(
+                "the ranking reply is not usable: {}",
+                reply.content
+            ))
         })?;
         let n = passages.len() as f32;
         let mut scores = vec![0.0; passages.len()];
@@ -80,8 +83,10 @@ mod tests {
     use shiori_mock::{sequence, MockServer, Reply};
 
     fn completion(content: &str) -> Reply {
-        Reply::json(json!({"model": "m", "choices": [{"message": {"content": content}}],
-                           "usage": {"prompt_tokens": 5, "completion_tokens": 5}}))
+        Reply::json(
+            json!({"model": "m", "choices": [{"message": {"content": content}}],
+                           "usage": {"prompt_tokens": 5, "completion_tokens": 5}}),
+        )
     }
 
     #[test]

@@ -506,7 +506,11 @@ impl<'p, 'a> Run<'p, 'a> {
 }
 
 /// Reorders `hits` by the reranker's scores for `query`, which replace their scores.
-pub fn rerank(reranker: &dyn Reranker, query: &str, mut hits: Vec<Hit>) -> Result<Vec<Hit>, RagError> {
+pub fn rerank(
+    reranker: &dyn Reranker,
+    query: &str,
+    mut hits: Vec<Hit>,
+) -> Result<Vec<Hit>, RagError> {
     if hits.len() < 2 {
         return Ok(hits);
     }

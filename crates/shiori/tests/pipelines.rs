@@ -23,7 +23,12 @@ fn completion(text: &str) -> Reply {
 
 fn prompt(request: &Recorded) -> (String, String) {
     let body = request.json();
-    let text = |index: usize| body["messages"][index]["content"].as_str().unwrap_or_default().to_string();
+    let text = |index: usize| {
+        body["messages"][index]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
     (text(0), text(1))
 }
 
@@ -31,7 +36,10 @@ fn prompt(request: &Recorded) -> (String, String) {
 fn number_of(prompt: &str, needle: &str) -> Option<usize> {
     prompt.lines().find_map(|line| {
         let (number, heading) = line.strip_prefix('[')?.split_once(']')?;
-        heading.contains(needle).then(|| number.parse().ok()).flatten()
+        heading
+            .contains(needle)
+            .then(|| number.parse().ok())
+            .flatten()
     })
 }
 
@@ -45,7 +53,11 @@ fn scripted_llm() -> MockServer {
         let (system, user) = prompt(request);
         if system.starts_with("You grade") {
             let document = user.split("Document:").nth(1).unwrap_or_default();
-            let grade = if document.contains("100 GB") { "relevant" } else { "irrelevant" };
+            let grade = if document.contains("100 GB") {
+                "relevant"
+            } else {
+                "irrelevant"
+            };
             completion(&json!({"grade": grade}).to_string())
         } else if system.starts_with("You keep") {
             completion(r#"{"relevant": [1]}"#)
@@ -61,7 +73,9 @@ fn scripted_llm() -> MockServer {
             let web = number_of(&user, WEB_URL)
                 .map(|n| format!(" Plans are listed online [{n}]."))
                 .unwrap_or_default();
-            completion(&format!("Every workspace includes 100 GB [{storage}].{web} Refunds are instant [7]."))
+            completion(&format!(
+                "Every workspace includes 100 GB [{storage}].{web} Refunds are instant [7]."
+            ))
         } else {
             Reply::status(400, "unexpected prompt")
         }
@@ -147,20 +161,29 @@ fn basic_pipeline_cites_sources_checks_citations_and_costs_tokens() {
     assert_eq!(answer["refused"], false, "{answer}");
     let text = answer["answer"].as_str().unwrap();
     assert!(text.contains("100 GB ["), "{text}");
-    assert!(!text.contains("[7]"), "the fabricated citation is removed: {text}");
+    assert!(
+        !text.contains("[7]"),
+        "the fabricated citation is removed: {text}"
+    );
     let citations = answer["citations"].as_array().unwrap();
     assert_eq!(citations.len(), 1, "{answer}");
     assert_eq!(citations[0]["doc_id"], "faq-storage");
     let number = citations[0]["number"].as_u64().unwrap() as usize;
     assert_eq!(answer["sources"][number - 1]["doc_id"], "faq-storage");
-    assert_eq!(steps(&answer), vec!["retrieve", "answer", "check_citations"]);
+    assert_eq!(
+        steps(&answer),
+        vec!["retrieve", "answer", "check_citations"]
+    );
     let check = &answer["trace"]["steps"][2]["output"];
     assert!(check.as_str().unwrap().contains("[7]"), "{check}");
     assert_eq!(answer["trace"]["steps"][1]["model"], "openai:scripted-1");
     assert_eq!(answer["usage"]["prompt_tokens"], 1000);
     assert_eq!(answer["usage"]["completion_tokens"], 100);
     // 1000 tokens at $2/M in + 100 at $10/M out.
-    assert!((answer["cost_usd"].as_f64().unwrap() - 0.003).abs() < 1e-9, "{answer}");
+    assert!(
+        (answer["cost_usd"].as_f64().unwrap() - 0.003).abs() < 1e-9,
+        "{answer}"
+    );
 
     let config = std::fs::read_to_string(data.join("shiori.toml")).unwrap();
     assert!(!config.contains(KEY), "keys stay in the environment");
@@ -171,7 +194,10 @@ fn basic_pipeline_cites_sources_checks_citations_and_costs_tokens() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("Trace (basic)") && text.contains("check_citations"), "{text}");
+    assert!(
+        text.contains("Trace (basic)") && text.contains("check_citations"),
+        "{text}"
+    );
     assert!(text.contains("cost $0.003000"), "{text}");
 }
 
@@ -192,7 +218,10 @@ fn crag_searches_the_web_when_a_document_is_irrelevant_and_cites_the_result() {
     let searches = web.requests();
     assert_eq!(searches.len(), 1);
     assert_eq!(searches[0].json()["query"], "workspace storage quota");
-    assert_eq!(searches[0].header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        searches[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     let cited: Vec<&str> = answer["citations"]
         .as_array()
         .unwrap()
@@ -200,7 +229,11 @@ fn crag_searches_the_web_when_a_document_is_irrelevant_and_cites_the_result() {
         .map(|c| c["source"].as_str().unwrap())
         .collect();
     assert!(cited.contains(&WEB_URL), "{answer}");
-    assert!(answer["sources"].as_array().unwrap().iter().any(|s| s["source"] == WEB_URL));
+    assert!(answer["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["source"] == WEB_URL));
 }
 
 #[test]
@@ -214,15 +247,32 @@ fn a_permanent_error_falls_back_down_the_chain_to_extractive() {
         .args(["--json", "ask", QUESTION, "--pipeline", "fusion-crag"])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(answer["trace"]["pipeline"], "extractive");
     let trace = steps(&answer);
     assert_eq!(&trace[..2], &["fallback", "fallback"], "{answer}");
-    assert!(answer["trace"]["steps"][0]["input"].as_str().unwrap().contains("fusion-crag failed"));
-    assert_eq!(answer["trace"]["steps"][1]["output"], "falling back to extractive");
-    assert!(answer["answer"].as_str().unwrap().contains("100 GB"), "{answer}");
-    assert_eq!(llm.requests().len(), 2, "one call per LLM pipeline, no retries");
+    assert!(answer["trace"]["steps"][0]["input"]
+        .as_str()
+        .unwrap()
+        .contains("fusion-crag failed"));
+    assert_eq!(
+        answer["trace"]["steps"][1]["output"],
+        "falling back to extractive"
+    );
+    assert!(
+        answer["answer"].as_str().unwrap().contains("100 GB"),
+        "{answer}"
+    );
+    assert_eq!(
+        llm.requests().len(),
+        2,
+        "one call per LLM pipeline, no retries"
+    );
 }
 
 #[test]
@@ -232,12 +282,18 @@ fn without_a_chat_model_pipelines_answer_extractively_and_say_so() {
     let answer = ask(&data, &["--pipeline", "crag"]);
     assert_eq!(answer["trace"]["pipeline"], "extractive");
     assert_eq!(answer["trace"]["steps"][0]["step"], "degrade");
-    assert!(answer["answer"].as_str().unwrap().contains("100 GB"), "{answer}");
+    assert!(
+        answer["answer"].as_str().unwrap().contains("100 GB"),
+        "{answer}"
+    );
 
     let unknown = run(&data, &["ask", QUESTION, "--pipeline", "rag-fusion"]);
     assert!(!unknown.status.success());
     let error = String::from_utf8_lossy(&unknown.stderr);
-    assert!(error.contains("rag-fusion") && error.contains("fusion-crag"), "{error}");
+    assert!(
+        error.contains("rag-fusion") && error.contains("fusion-crag"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -252,13 +308,25 @@ fn rerank_reorders_search_hits_with_the_llm() {
             .args(args)
             .output()
             .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
-        result["hits"].as_array().unwrap().iter().map(|h| h["chunk_id"].as_str().unwrap().to_string()).collect()
+        result["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["chunk_id"].as_str().unwrap().to_string())
+            .collect()
     };
     let plain = ids(&[]);
     let reranked = ids(&["--rerank"]);
     assert_eq!(plain.len(), 3);
     let reversed: Vec<String> = plain.iter().rev().cloned().collect();
-    assert_eq!(reranked, reversed, "the scripted ranker ranks the last passage first");
+    assert_eq!(
+        reranked, reversed,
+        "the scripted ranker ranks the last passage first"
+    );
 }
