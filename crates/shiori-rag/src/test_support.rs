@@ -116,8 +116,8 @@ pub fn prompt_of(request: &Recorded) -> (String, String) {
     let text = |role: &str| {
         messages
             .iter()
-            .filter(|m| m["role"] == role)
-            .last()
+            .rev()
+            .find(|m| m["role"] == role)
             .and_then(|m| m["content"].as_str())
             .unwrap_or_default()
             .to_string()

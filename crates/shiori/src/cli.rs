@@ -74,6 +74,15 @@ pub enum Command {
         /// Also print the answer-rate / refusal trade-off over thresholds.
         #[arg(long)]
         sweep_threshold: bool,
+        /// Also answer every answerable query and have this [llm.models] model judge the answers.
+        #[arg(long, value_name = "MODEL")]
+        judge: Option<String>,
+        /// The pipeline whose answers are judged (default: [pipeline] default).
+        #[arg(long)]
+        pipeline: Option<String>,
+        /// Rerank retrieved chunks with the LLM reranker in the judged answers.
+        #[arg(long)]
+        rerank: bool,
     },
     /// Counts and settings of the data directory.
     Stats,

@@ -108,6 +108,9 @@ fn run(cli: &Cli) -> Result<()> {
             retrieval,
             threshold,
             sweep_threshold,
+            judge,
+            pipeline,
+            rerank,
         } => {
             let mut engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
@@ -116,10 +119,31 @@ fn run(cli: &Cli) -> Result<()> {
                 let thresholds: Vec<f32> = (0..=20).map(|i| i as f32 * 0.05).collect();
                 shiori_eval::sweep_thresholds(&run.dataset, &run.outcomes, &thresholds)
             });
+            let options = AskOptions {
+                pipeline: pipeline.clone(),
+                rerank: *rerank,
+            };
+            let judged = judge
+                .as_deref()
+                .map(|judge| {
+                    engine.judge(
+                        &run.dataset,
+                        &config,
+                        judge,
+                        &options,
+                        &progress::Bar::default(),
+                    )
+                })
+                .transpose()?;
             if cli.json {
                 let mut value = serde_json::to_value(&run.report)?;
-                if let (Some(rows), Some(object)) = (&sweep, value.as_object_mut()) {
-                    object.insert("threshold_sweep".to_string(), serde_json::to_value(rows)?);
+                if let Some(object) = value.as_object_mut() {
+                    if let Some(rows) = &sweep {
+                        object.insert("threshold_sweep".to_string(), serde_json::to_value(rows)?);
+                    }
+                    if let Some(judged) = &judged {
+                        object.insert("judge".to_string(), serde_json::to_value(judged)?);
+                    }
                 }
                 println!("{}", serde_json::to_string_pretty(&value)?);
                 Ok(())
@@ -127,6 +151,9 @@ fn run(cli: &Cli) -> Result<()> {
                 println!("{}", output::eval_report(&run.report, &config));
                 if let Some(rows) = &sweep {
                     println!("{}", output::sweep(rows));
+                }
+                if let Some(judged) = &judged {
+                    println!("{}", output::judge_report(judged));
                 }
                 Ok(())
             }

@@ -4,7 +4,7 @@ use anyhow::Result;
 use serde::Serialize;
 use shiori_core::{Answer, Hit, RetrievalConfig};
 use shiori_engine::IndexReport;
-use shiori_eval::{EvalReport, SweepRow};
+use shiori_eval::{EvalReport, JudgeReport, SweepRow};
 use shiori_models::assets::AssetStatus;
 use shiori_store::StoreStats;
 use std::fmt::Write;
@@ -185,4 +185,31 @@ pub fn assets(assets: &[AssetStatus]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+pub fn judge_report(report: &JudgeReport) -> String {
+    let mut text = format!(
+        "judged by {}: {} answer(s), {} refused\n",
+        report.judge, report.judged, report.refused
+    );
+    for (name, value) in [
+        ("faithfulness", report.faithfulness),
+        ("answer_relevance", report.answer_relevance),
+        ("context_relevance", report.context_relevance),
+        ("answer_correctness", report.answer_correctness),
+    ] {
+        if let Some(value) = value {
+            let _ = writeln!(text, "  {name:<20} {value:.4}");
+        }
+    }
+    let _ = write!(
+        text,
+        "  tokens: answers {} in / {} out, judge {} in / {} out; cost ${:.6}",
+        report.answer_usage.prompt_tokens,
+        report.answer_usage.completion_tokens,
+        report.judge_usage.prompt_tokens,
+        report.judge_usage.completion_tokens,
+        report.cost_usd
+    );
+    text
 }

@@ -330,3 +330,72 @@ fn rerank_reorders_search_hits_with_the_llm() {
         "the scripted ranker ranks the last passage first"
     );
 }
+
+#[test]
+fn eval_judges_answers_with_usage_and_cost() {
+    let judge = MockServer::start(|request| {
+        let (system, _) = prompt(request);
+        if system.starts_with("You judge") {
+            completion(
+                r#"{"faithfulness": 1.0, "answer_relevance": 0.5, "context_relevance": 0.5, "correctness": 1.0}"#,
+            )
+        } else {
+            completion("The link expires after 24 hours [1].")
+        }
+    });
+    let work = tempfile::tempdir().unwrap();
+    let dataset = work.path().join("dataset");
+    std::fs::create_dir_all(&dataset).unwrap();
+    std::fs::write(
+        dataset.join("documents.jsonl"),
+        concat!(
+            r#"{"doc_id": "signup", "title": "Sign-up", "text": "The verification link expires after 24 hours."}"#, "\n",
+            r#"{"doc_id": "storage", "title": "Storage", "text": "Every workspace includes 100 GB of storage."}"#, "\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dataset.join("qa.jsonl"),
+        concat!(
+            r#"{"id": "q1", "question": "How long is the verification link valid?", "gold_doc_id": "signup", "answers": ["24 hours"]}"#, "\n",
+            r#"{"id": "q2", "question": "How much storage is included?", "gold_doc_id": "storage", "answers": ["100 GB"]}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("shiori.toml"), llm_config(judge.url())).unwrap();
+    let output = command(&data)
+        .env(KEY_VARIABLE, KEY)
+        .args([
+            "--json",
+            "eval",
+            dataset.to_str().unwrap(),
+            "--judge",
+            "main",
+            "--pipeline",
+            "basic",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let judged = &report["judge"];
+    assert_eq!(judged["judge"], "openai:scripted-1", "{report}");
+    assert_eq!(judged["judged"], 2);
+    assert_eq!(judged["faithfulness"], 1.0);
+    assert_eq!(judged["answer_relevance"], 0.5);
+    assert_eq!(judged["answer_correctness"], 1.0);
+    assert_eq!(judged["answer_usage"]["prompt_tokens"], 2000);
+    assert_eq!(judged["judge_usage"]["completion_tokens"], 200);
+    // Four calls of 1000 tokens in ($2/M) and 100 out ($10/M).
+    assert!(
+        (judged["cost_usd"].as_f64().unwrap() - 0.012).abs() < 1e-9,
+        "{report}"
+    );
+    assert!(report["ndcg@10"].is_number());
+}
