@@ -171,10 +171,10 @@ mod tests {
     fn judges_answers_and_adds_up_usage_and_cost() {
         let server = MockServer::start(sequence(vec![
             completion(
-                r#"{"faithfulness": 1.0, "answer_relevance": 0.8, "context_relevance": 0.5, "correctness": 1.0}"#,
+                r#"{"faithfulness": 1.0, "answer_relevance": 0.75, "context_relevance": 0.5, "correctness": 1.0}"#,
             ),
             completion(
-                r#"{"faithfulness": 0.5, "answer_relevance": 0.4, "context_relevance": 1.5}"#,
+                r#"{"faithfulness": 0.5, "answer_relevance": 0.25, "context_relevance": 1.5}"#,
             ),
             completion("no idea"),
         ]));
@@ -207,7 +207,7 @@ mod tests {
         let report = tally.report(&judge, &prices);
         assert_eq!(report.judged, 2);
         assert_eq!(report.faithfulness, Some(0.75));
-        assert_eq!(report.answer_relevance, Some(0.6));
+        assert_eq!(report.answer_relevance, Some(0.5));
         assert_eq!(
             report.context_relevance,
             Some(0.75),
