@@ -7,12 +7,16 @@ use std::path::{Path, PathBuf};
 /// The configuration file inside a data directory.
 pub const CONFIG_FILE: &str = "shiori.toml";
 
-/// Which local embedder computes vectors.
+/// Which embedder computes vectors: a local model, or an embedding API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbedderKind {
     #[default]
     Minilm,
+    /// An OpenAI-compatible `/embeddings` endpoint (OpenAI, Azure, Ollama, vLLM, …).
+    Openai,
+    /// Gemini `batchEmbedContents`.
+    Gemini,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -20,7 +24,19 @@ pub enum EmbedderKind {
 pub struct EmbedderConfig {
     pub kind: EmbedderKind,
     /// A Hugging Face layout folder; defaults to the model `shiori models fetch` installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
+    /// The API's model name (API kinds only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (OPENAI_API_KEY / GEMINI_API_KEY by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// The vector size; asked of the API with one probe call when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimension: Option<usize>,
 }
 
 /// The `[ingest]` table: which files a folder walk takes.

@@ -1,3 +1,4 @@
+use crate::generation::build_api_embedder;
 use crate::{Config, EmbedderKind, EngineError, Generation};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Answer, Embedder, Filters, Reranker, RetrievalConfig};
@@ -48,6 +49,9 @@ impl Engine {
                     .clone()
                     .unwrap_or_else(|| home.minilm_dir());
                 Box::new(MiniLmEmbedder::load(&dir)?)
+            }
+            EmbedderKind::Openai | EmbedderKind::Gemini => {
+                build_api_embedder(&config.embedder, &config.llm.retry)?
             }
         };
         // Without the built dictionary this falls back to character bigrams.

@@ -3,14 +3,14 @@
 //! nowhere else.
 
 use crate::config::{
-    Config, ModelConfig, PipelineConfig, ProviderKind, RetryConfig, WebSearchConfig, WebSearchKind,
-    CONFIG_FILE,
+    Config, EmbedderConfig, EmbedderKind, ModelConfig, PipelineConfig, ProviderKind, RetryConfig,
+    WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
 use crate::EngineError;
-use shiori_core::{ChatModel, Price, PriceTable, WebSearch};
+use shiori_core::{ChatModel, Embedder, Price, PriceTable, WebSearch};
 use shiori_llm::{
-    AnthropicChat, Endpoint, GeminiChat, LlmReranker, OpenAiChat, RetryPolicy, WebSearchClient,
-    WebSearchProvider,
+    AnthropicChat, ApiEmbedder, EmbeddingProtocol, Endpoint, GeminiChat, LlmReranker, OpenAiChat,
+    RetryPolicy, WebSearchClient, WebSearchProvider,
 };
 use shiori_rag::{Models, PipelineKind};
 use std::collections::BTreeMap;
@@ -221,6 +221,40 @@ pub fn build_chat_model(
     })
 }
 
+/// Builds the `[embedder]` of an API kind (`openai` or `gemini`).
+pub(crate) fn build_api_embedder(
+    config: &EmbedderConfig,
+    retry: &RetryConfig,
+) -> Result<Box<dyn Embedder>, EngineError> {
+    let (protocol, default_url, default_key) = match config.kind {
+        EmbedderKind::Gemini => (
+            EmbeddingProtocol::Gemini,
+            "https://generativelanguage.googleapis.com",
+            "GEMINI_API_KEY",
+        ),
+        EmbedderKind::Openai | EmbedderKind::Minilm => (
+            EmbeddingProtocol::OpenAi,
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+        ),
+    };
+    let model = config
+        .model
+        .as_deref()
+        .ok_or_else(|| config_error("[embedder] needs model for an embedding API".to_string()))?;
+    let endpoint = Endpoint::new(config.base_url.as_deref().unwrap_or(default_url))
+        .with_api_key(api_key(
+            config.api_key_env.as_deref().unwrap_or(default_key),
+        ))
+        .with_retry(retry_policy(retry));
+    Ok(Box::new(ApiEmbedder::new(
+        protocol,
+        endpoint,
+        model,
+        config.dimension,
+    )?))
+}
+
 fn build_web_search(
     config: &WebSearchConfig,
     retry: &RetryConfig,
@@ -249,4 +283,82 @@ fn build_web_search(
         ))
         .with_retry(retry_policy(retry));
     Ok(Box::new(WebSearchClient::new(provider, endpoint)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use shiori_mock::{MockServer, Reply};
+
+    #[test]
+    fn builds_models_embedders_and_the_fallback_chain_from_config() {
+        let server = MockServer::start(|_| {
+            Reply::json(json!({"data": [{"index": 0, "embedding": [0.0, 3.0, 4.0]}]}))
+        });
+        let text = format!(
+            r#"
+[embedder]
+kind = "openai"
+model = "emb"
+base_url = "{url}"
+api_key_env = "SHIORI_ENGINE_TEST_EMBED_KEY"
+
+[llm.models.fast]
+provider = "gemini"
+model = "gemini-flash"
+input_per_million = 0.1
+
+[llm.models.big]
+provider = "anthropic"
+model = "claude"
+
+[pipeline]
+default = "crag"
+answer_model = "big"
+grade_model = "fast"
+"#,
+            url = server.url()
+        );
+        let config: Config = toml::from_str(&text).unwrap();
+        std::env::set_var("SHIORI_ENGINE_TEST_EMBED_KEY", "emb-secret");
+        let embedder = build_api_embedder(&config.embedder, &config.llm.retry).unwrap();
+        assert_eq!(embedder.dimension(), 3);
+        assert_eq!(embedder.embed_query("q").unwrap(), vec![0.0, 0.6, 0.8]);
+        assert_eq!(
+            server.requests()[0].header("authorization"),
+            Some("Bearer emb-secret")
+        );
+
+        let generation = Generation::from_config(&config).unwrap();
+        let models = generation.models();
+        assert_eq!(models.answer.unwrap().model_id(), "anthropic:claude");
+        assert_eq!(models.grade.unwrap().model_id(), "gemini:gemini-flash");
+        assert!(models.query.is_none());
+        assert_eq!(
+            generation.prices().0["gemini:gemini-flash"].input_per_million,
+            0.1
+        );
+        let names = |chain: Vec<PipelineKind>| chain.iter().map(|k| k.name()).collect::<Vec<_>>();
+        assert_eq!(
+            names(generation.chain(None).unwrap()),
+            ["crag", "fusion-crag", "basic", "extractive"]
+        );
+        assert_eq!(
+            names(generation.chain(Some("basic")).unwrap()),
+            ["basic", "extractive"]
+        );
+
+        let mut broken = config.clone();
+        broken.pipeline.grade_model = Some("tiny".to_string());
+        let error = Generation::from_config(&broken).err().unwrap().to_string();
+        assert!(
+            error.contains("grade_model") && error.contains("tiny"),
+            "{error}"
+        );
+        let mut broken = config;
+        broken.pipeline.fallback = vec!["basic".into(), "rag-fusion".into()];
+        let error = Generation::from_config(&broken).err().unwrap().to_string();
+        assert!(error.contains("rag-fusion"), "{error}");
+    }
 }
