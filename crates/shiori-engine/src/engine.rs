@@ -1,18 +1,25 @@
-use crate::{Config, EmbedderConfig, EmbedderKind, EngineError};
+use crate::generation::build_api_embedder;
+use crate::{Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig};
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{Answer, Chunk, Embedder, Filters, RetrievalConfig, Timings};
+use shiori_core::{Answer, Chunk, Embedder, Filters, Reranker, RetrievalConfig};
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder,
 };
-use shiori_rag::{extractive_answer, Relevance};
+use shiori_rag::{rerank, PipelineParams, Pipelines, RagError, Retrieval};
 use shiori_retrieve::{Retrieved, Retriever};
 use shiori_store::{Store, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Chunks re-embedded per cache round-trip.
 const REEMBED_BATCH: usize = 256;
+
+/// How `ask` answers: a pipeline by name (the configured default otherwise), reranked or not.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AskOptions {
+    pub pipeline: Option<String>,
+    pub rerank: bool,
+}
 
 /// One data directory, opened: its config, store, embedder and embedding cache.
 pub struct Engine {
@@ -39,7 +46,7 @@ impl Engine {
         reembed: bool,
     ) -> Result<Engine, EngineError> {
         let config = Config::load(data_dir)?;
-        let embedder = load_embedder(&config.embedder, home)?;
+        let embedder = load_embedder(&config.embedder, &config.llm.retry, home)?;
         // Without the built dictionary this falls back to character bigrams.
         let japanese = JapaneseTokenization::load(Some(&home.ipadic_dictionary()))?;
         let cache = EmbeddingCache::open(&home.embedding_cache())?;
@@ -135,31 +142,79 @@ impl Engine {
         Ok(retriever.retrieve(query, retrieval, filters, true)?)
     }
 
-    /// Answers `question` extractively, refusing below the configured threshold.
+    /// Ranks chunks for `query`, then reorders them with the configured LLM reranker.
+    pub fn search_reranked(
+        &self,
+        query: &str,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+    ) -> Result<Retrieved, EngineError> {
+        let mut retrieved = self.search(query, retrieval, filters)?;
+        let generation = Generation::from_config(&self.config)?;
+        let reranker = generation.reranker()?;
+        retrieved.hits = rerank(&reranker, query, retrieved.hits)?;
+        Ok(retrieved)
+    }
+
+    /// Answers `question` with the configured default pipeline (extractive without a chat model).
     pub fn ask(
         &self,
         question: &str,
         retrieval: &RetrievalConfig,
         filters: &Filters,
     ) -> Result<Answer, EngineError> {
-        let started = Instant::now();
+        self.ask_with(question, retrieval, filters, &AskOptions::default())
+    }
+
+    /// Answers `question` with the pipeline `options` choose, falling back down the configured
+    /// chain when it fails.
+    pub fn ask_with(
+        &self,
+        question: &str,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+        options: &AskOptions,
+    ) -> Result<Answer, EngineError> {
         if question.trim().is_empty() {
             return Err(EngineError::Invalid("the question is empty".to_string()));
         }
-        let retrieved = self.search(question, retrieval, filters)?;
-        let answer_started = Instant::now();
-        let relevance = Relevance {
-            best_dense: retrieved.best_dense,
-            threshold: retrieval.threshold,
+        let generation = Generation::from_config(&self.config)?;
+        let chain = generation.chain(options.pipeline.as_deref())?;
+        let corpus = |query: &str, k: usize| -> Result<Retrieval, RagError> {
+            let retrieval = RetrievalConfig {
+                top_k: k,
+                ..retrieval.clone()
+            };
+            let retrieved = self
+                .search(query, &retrieval, filters)
+                .map_err(|e| RagError::Retrieval(e.to_string()))?;
+            Ok(Retrieval {
+                hits: retrieved.hits,
+                best_dense: retrieved.best_dense,
+                embed_ms: retrieved.embed_ms,
+                retrieve_ms: retrieved.retrieve_ms,
+            })
         };
-        let mut answer = extractive_answer(&retrieved.hits, relevance, Timings::default());
-        answer.timings_ms = Timings {
-            embed_ms: retrieved.embed_ms,
-            retrieve_ms: retrieved.retrieve_ms,
-            answer_ms: answer_started.elapsed().as_secs_f64() * 1000.0,
-            total_ms: started.elapsed().as_secs_f64() * 1000.0,
+        let reranker = options.rerank.then(|| generation.reranker()).transpose()?;
+        let pipeline = &self.config.pipeline;
+        let pipelines = Pipelines {
+            corpus: &corpus,
+            models: generation.models(),
+            web: generation.web(),
+            reranker: reranker.as_ref().map(|r| r as &dyn Reranker),
+            prices: generation.prices(),
+            params: PipelineParams {
+                top_k: retrieval.top_k,
+                threshold: retrieval.threshold,
+                queries: pipeline.queries,
+                max_context: pipeline.max_context,
+                web_results: pipeline.web_results,
+                max_steps: pipeline.max_steps,
+                rrf_k: retrieval.rrf_k,
+                max_tokens: Some(pipeline.max_tokens),
+            },
         };
-        Ok(answer)
+        Ok(pipelines.answer(question, &chain)?)
     }
 
     /// Recomputes every stored chunk's vector with the configured embedder (through the
@@ -199,9 +254,11 @@ impl Engine {
     }
 }
 
-/// Loads the embedder `config` names, from its configured path or the one in `home`.
+/// Loads the embedder `config` names: a local model from its configured path or the one in
+/// `home`, or an embedding API client.
 pub fn load_embedder(
     config: &EmbedderConfig,
+    retry: &RetryConfig,
     home: &ShioriHome,
 ) -> Result<Box<dyn Embedder>, EngineError> {
     Ok(match config.kind {
@@ -213,5 +270,6 @@ pub fn load_embedder(
             let dir = config.path.clone().unwrap_or_else(|| home.minilm_dir());
             Box::new(MiniLmEmbedder::load(&dir)?)
         }
+        EmbedderKind::Openai | EmbedderKind::Gemini => build_api_embedder(config, retry)?,
     })
 }

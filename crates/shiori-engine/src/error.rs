@@ -21,6 +21,16 @@ pub enum EngineError {
     Analysis(#[from] shiori_analysis::AnalysisError),
     #[error(transparent)]
     Eval(#[from] shiori_eval::EvalError),
+    #[error(transparent)]
+    Chat(#[from] shiori_core::ChatError),
+    #[error(transparent)]
+    WebSearch(#[from] shiori_core::WebSearchError),
+    #[error(transparent)]
+    Rag(#[from] shiori_rag::RagError),
+    #[error(transparent)]
+    Asset(#[from] shiori_models::assets::AssetError),
+    #[error(transparent)]
+    ModelLoad(#[from] shiori_models::ModelLoadError),
     #[error("{0}")]
     Invalid(String),
 }

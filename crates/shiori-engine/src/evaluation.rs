@@ -1,6 +1,9 @@
-use crate::{Engine, EngineError, IndexReport, Progress};
+use crate::{AskOptions, Engine, EngineError, Generation, IndexReport, Progress};
 use shiori_core::{Filters, RetrievalConfig};
-use shiori_eval::{evaluate, load_dataset, Dataset, EvalReport, QueryOutcome};
+use shiori_eval::{
+    evaluate, judge_answer, load_dataset, Dataset, EvalReport, JudgeReport, JudgeTally,
+    QueryOutcome,
+};
 use shiori_rag::Relevance;
 use std::path::Path;
 use std::time::Instant;
@@ -63,5 +66,36 @@ impl Engine {
             outcomes,
             report,
         })
+    }
+}
+
+impl Engine {
+    /// Answers every answerable query of `dataset` with the pipeline `options` choose and has
+    /// the `judge` model (a `[llm.models]` name) score each answer that was not refused.
+    pub fn judge(
+        &self,
+        dataset: &Dataset,
+        retrieval: &RetrievalConfig,
+        judge: &str,
+        options: &AskOptions,
+        progress: &dyn Progress,
+    ) -> Result<JudgeReport, EngineError> {
+        let generation = Generation::from_config(&self.config)?;
+        let judge = generation.model(judge)?;
+        let filters = Filters::default();
+        let queries: Vec<_> = dataset.queries.iter().filter(|q| q.answerable).collect();
+        progress.start("judging answers", queries.len() as u64);
+        let mut tally = JudgeTally::default();
+        for query in queries {
+            let answer = self.ask_with(&query.text, retrieval, &filters, options)?;
+            tally.add_answer(&answer);
+            if !answer.refused {
+                let (scores, usage) = judge_answer(judge, &query.text, &answer, &query.answers)?;
+                tally.add_judgement(scores, usage);
+            }
+            progress.advance(1);
+        }
+        progress.finish();
+        Ok(tally.report(judge, generation.prices()))
     }
 }

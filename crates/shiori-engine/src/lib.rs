@@ -6,10 +6,15 @@ mod config;
 mod engine;
 mod error;
 mod evaluation;
+mod generation;
 mod indexer;
 
-pub use config::{Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, CONFIG_FILE};
-pub use engine::{load_embedder, Engine};
+pub use config::{
+    Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
+    PipelineConfig, ProviderKind, RetryConfig, WebSearchConfig, WebSearchKind, CONFIG_FILE,
+};
+pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;
+pub use generation::{build_chat_model, Generation};
 pub use indexer::{IndexFailure, IndexReport, Progress};

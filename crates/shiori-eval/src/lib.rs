@@ -1,11 +1,14 @@
 //! Evaluation: reads datasets (BEIR layout or `documents.jsonl` + `qa.jsonl`), scores what the
 //! engine returned per query (nDCG, recall, precision, MRR, hit rates, refusals, latency) and
-//! sweeps the refusal threshold.
+//! sweeps the refusal threshold; LLM judges score generated answers (faithfulness, answer and
+//! context relevance, correctness against gold answers).
 
 mod dataset;
+mod judge;
 mod metrics;
 mod report;
 
 pub use dataset::{json_lines, load_dataset, Dataset, EvalError, EvalQuery};
+pub use judge::{judge_answer, JudgeReport, JudgeScores, JudgeTally};
 pub use metrics::{score_ranking, RankingScores};
 pub use report::{evaluate, sweep_grid, sweep_thresholds, EvalReport, QueryOutcome, SweepRow};

@@ -30,6 +30,7 @@ pub fn extractive_answer(hits: &[Hit], relevance: Relevance, timings: Timings) -
         refused,
         sources: hits.iter().map(Source::from).collect(),
         timings_ms: timings,
+        ..Answer::default()
     }
 }
 

@@ -1,6 +1,22 @@
-//! Answer pipelines: from retrieved chunks to an `Answer` with sources. The extractive pipeline
-//! needs no LLM: it answers with the best chunk, or refuses when nothing is relevant enough.
+//! Answer pipelines: from a question to an `Answer` with sources, citations and a trace. The
+//! extractive pipeline needs no LLM: it answers with the best chunk, or refuses when nothing is
+//! relevant enough. The others are explicit step graphs over chat models (basic, RAG-Fusion,
+//! decompose, HyDE, CRAG, fusion+CRAG, iterative, agentic, reflective), each step recorded with
+//! its model, tokens, cost and time; a fallback chain runs them in turn until one answers. Pipelines
+//! reach the index only through the [`Corpus`] trait, so this crate knows nothing of the store.
 
+mod attribution;
+mod citations;
+mod corpus;
 mod extractive;
+mod fuse;
+mod pipeline;
+mod pipelines;
+mod prompts;
+#[cfg(test)]
+mod test_support;
 
+pub use citations::{check_citations, CheckedCitations};
+pub use corpus::{Corpus, RagError, Retrieval};
 pub use extractive::{extractive_answer, Relevance, REFUSAL_TEXT};
+pub use pipeline::{rerank, Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

@@ -4,7 +4,7 @@ use crate::cli::{Cli, EmbedderArg};
 use crate::output;
 use anyhow::Result;
 use shiori_core::{Embedder, Filters, RetrievalConfig, RetrievalMode};
-use shiori_engine::{load_embedder, Config, EmbedderConfig, Engine};
+use shiori_engine::{load_embedder, Config, EmbedderConfig, Engine, RetryConfig};
 use shiori_models::assets::ShioriHome;
 use std::io::Write;
 use std::path::Path;
@@ -43,9 +43,9 @@ pub fn embed(
     for &kind in embedders {
         let config = EmbedderConfig {
             kind: kind.into(),
-            path: None,
+            ..EmbedderConfig::default()
         };
-        let embedder = load_embedder(&config, home)?;
+        let embedder = load_embedder(&config, &RetryConfig::default(), home)?;
         results.push(measure_embedder(embedder.as_ref(), &texts)?);
     }
     output::print(cli.json, &results, || {

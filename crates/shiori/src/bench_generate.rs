@@ -1,7 +1,7 @@
 //! `shiori bench generate`: prompt and generation speed of a local GGUF chat model on a
 //! RAG-shaped prompt (passages of a corpus, then a question).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -11,14 +11,6 @@ use shiori_models::GgufChatModel;
 
 use crate::cli::Cli;
 use crate::output;
-
-fn model_path(home: &ShioriHome, model: &str) -> PathBuf {
-    match model {
-        "smollm2" => home.smollm2_gguf(),
-        "qwen2.5-coder-0.5b" => home.qwen_gguf(),
-        path => PathBuf::from(path),
-    }
-}
 
 /// Builds a prompt of about `prompt_tokens` tokens from the corpus, then times `runs` greedy
 /// replies. The first streamed piece marks the end of the prompt pass, so prompt tokens/s is
@@ -35,7 +27,7 @@ pub fn generate(
     if runs == 0 {
         bail!("--runs must be at least 1");
     }
-    let path = model_path(home, model);
+    let path = home.chat_model_path(model);
     let started = Instant::now();
     let model = GgufChatModel::load(&path)?;
     let load_seconds = started.elapsed().as_secs_f64();

@@ -44,17 +44,27 @@ pub enum Command {
         /// `modified_before` are special keys, anything else matches chunk metadata.
         #[arg(long = "filter", value_name = "KEY=VALUE")]
         filters: Vec<String>,
+        /// Reorder the hits with the configured LLM reranker.
+        #[arg(long)]
+        rerank: bool,
     },
-    /// Answer a question with the best passage and its sources, or refuse.
+    /// Answer a question with cited sources (or the best passage without a chat model), or refuse.
     Ask {
         question: String,
         #[command(flatten)]
         retrieval: RetrievalArgs,
-        /// Refuse when the best dense cosine is below this.
+        /// Refuse when the best dense cosine is below this (extractive answers).
         #[arg(long)]
         threshold: Option<f32>,
         #[arg(long = "filter", value_name = "KEY=VALUE")]
         filters: Vec<String>,
+        /// extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative, agentic or
+        /// reflective; defaults to [pipeline] default in shiori.toml.
+        #[arg(long)]
+        pipeline: Option<String>,
+        /// Reorder retrieved chunks with the configured LLM reranker.
+        #[arg(long)]
+        rerank: bool,
     },
     /// Evaluate retrieval and refusals on a dataset folder (BEIR layout or documents.jsonl + qa.jsonl).
     Eval {
@@ -66,6 +76,15 @@ pub enum Command {
         /// Also print the answer-rate / refusal trade-off over thresholds.
         #[arg(long)]
         sweep_threshold: bool,
+        /// Also answer every answerable query and have this [llm.models] model judge the answers.
+        #[arg(long, value_name = "MODEL")]
+        judge: Option<String>,
+        /// The pipeline whose answers are judged (default: [pipeline] default).
+        #[arg(long)]
+        pipeline: Option<String>,
+        /// Rerank retrieved chunks with the LLM reranker in the judged answers.
+        #[arg(long)]
+        rerank: bool,
     },
     /// Counts and settings of the data directory.
     Stats,

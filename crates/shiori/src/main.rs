@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
-use shiori_engine::{Config, Engine, EngineError};
+use shiori_engine::{AskOptions, Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
 use shiori_server::{Server, ServerOptions};
 use std::time::Duration;
@@ -68,10 +68,16 @@ fn run(cli: &Cli) -> Result<()> {
             query,
             retrieval,
             filters,
+            rerank,
         } => {
             let engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, None);
-            let retrieved = engine.search(query, &config, &parse_filters(filters)?)?;
+            let filters = parse_filters(filters)?;
+            let retrieved = if *rerank {
+                engine.search_reranked(query, &config, &filters)?
+            } else {
+                engine.search(query, &config, &filters)?
+            };
             let sources: Vec<shiori_core::Source> = retrieved.hits.iter().map(Into::into).collect();
             output::print(
                 cli.json,
@@ -88,10 +94,16 @@ fn run(cli: &Cli) -> Result<()> {
             retrieval,
             threshold,
             filters,
+            pipeline,
+            rerank,
         } => {
             let engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
-            let answer = engine.ask(question, &config, &parse_filters(filters)?)?;
+            let options = AskOptions {
+                pipeline: pipeline.clone(),
+                rerank: *rerank,
+            };
+            let answer = engine.ask_with(question, &config, &parse_filters(filters)?, &options)?;
             output::print(cli.json, &answer, || output::answer(&answer))
         }
         Command::Eval {
@@ -99,6 +111,9 @@ fn run(cli: &Cli) -> Result<()> {
             retrieval,
             threshold,
             sweep_threshold,
+            judge,
+            pipeline,
+            rerank,
         } => {
             let mut engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
@@ -110,10 +125,31 @@ fn run(cli: &Cli) -> Result<()> {
                     &shiori_eval::sweep_grid(),
                 )
             });
+            let options = AskOptions {
+                pipeline: pipeline.clone(),
+                rerank: *rerank,
+            };
+            let judged = judge
+                .as_deref()
+                .map(|judge| {
+                    engine.judge(
+                        &run.dataset,
+                        &config,
+                        judge,
+                        &options,
+                        &progress::Bar::default(),
+                    )
+                })
+                .transpose()?;
             if cli.json {
                 let mut value = serde_json::to_value(&run.report)?;
-                if let (Some(rows), Some(object)) = (&sweep, value.as_object_mut()) {
-                    object.insert("threshold_sweep".to_string(), serde_json::to_value(rows)?);
+                if let Some(object) = value.as_object_mut() {
+                    if let Some(rows) = &sweep {
+                        object.insert("threshold_sweep".to_string(), serde_json::to_value(rows)?);
+                    }
+                    if let Some(judged) = &judged {
+                        object.insert("judge".to_string(), serde_json::to_value(judged)?);
+                    }
                 }
                 println!("{}", serde_json::to_string_pretty(&value)?);
                 Ok(())
@@ -121,6 +157,9 @@ fn run(cli: &Cli) -> Result<()> {
                 println!("{}", output::eval_report(&run.report, &config));
                 if let Some(rows) = &sweep {
                     println!("{}", output::sweep(rows));
+                }
+                if let Some(judged) = &judged {
+                    println!("{}", output::judge_report(judged));
                 }
                 Ok(())
             }

@@ -4,7 +4,7 @@ use anyhow::Result;
 use serde::Serialize;
 use shiori_core::{Answer, Hit, RetrievalConfig};
 use shiori_engine::IndexReport;
-use shiori_eval::{EvalReport, SweepRow};
+use shiori_eval::{EvalReport, JudgeReport, SweepRow};
 use shiori_models::assets::AssetStatus;
 use shiori_store::StoreStats;
 use std::fmt::Write;
@@ -75,9 +75,11 @@ pub fn answer(answer: &Answer) -> String {
     if !answer.sources.is_empty() {
         text.push_str("\n\nSources:");
         for (number, source) in answer.sources.iter().enumerate() {
+            let cited = answer.citations.iter().any(|c| c.number == number + 1);
             let _ = write!(
                 text,
-                "\n  [{}] {} — {} (score {:.4})",
+                "\n {}[{}] {} — {} (score {:.4})",
+                if cited { "*" } else { " " },
                 number + 1,
                 if source.title.is_empty() {
                     &source.doc_id
@@ -88,6 +90,27 @@ pub fn answer(answer: &Answer) -> String {
                 source.score
             );
         }
+    }
+    if !answer.trace.steps.is_empty() {
+        let _ = write!(text, "\n\nTrace ({}):", answer.trace.pipeline);
+        for step in &answer.trace.steps {
+            let _ = write!(text, "\n  {:<18} {:>8.1} ms", step.step, step.ms);
+            if let Some(model) = &step.model {
+                let _ = write!(
+                    text,
+                    "  {model} ({} in / {} out)",
+                    step.usage.prompt_tokens, step.usage.completion_tokens
+                );
+            }
+            let _ = write!(text, "  → {}", snippet(&step.output, 100));
+        }
+    }
+    if answer.usage.total() > 0 {
+        let _ = write!(
+            text,
+            "\nTokens: {} in, {} out; cost ${:.6}",
+            answer.usage.prompt_tokens, answer.usage.completion_tokens, answer.cost_usd
+        );
     }
     let _ = write!(text, "\n({:.1} ms)", answer.timings_ms.total_ms);
     text
@@ -162,4 +185,31 @@ pub fn assets(assets: &[AssetStatus]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+pub fn judge_report(report: &JudgeReport) -> String {
+    let mut text = format!(
+        "judged by {}: {} answer(s), {} refused\n",
+        report.judge, report.judged, report.refused
+    );
+    for (name, value) in [
+        ("faithfulness", report.faithfulness),
+        ("answer_relevance", report.answer_relevance),
+        ("context_relevance", report.context_relevance),
+        ("answer_correctness", report.answer_correctness),
+    ] {
+        if let Some(value) = value {
+            let _ = writeln!(text, "  {name:<20} {value:.4}");
+        }
+    }
+    let _ = write!(
+        text,
+        "  tokens: answers {} in / {} out, judge {} in / {} out; cost ${:.6}",
+        report.answer_usage.prompt_tokens,
+        report.answer_usage.completion_tokens,
+        report.judge_usage.prompt_tokens,
+        report.judge_usage.completion_tokens,
+        report.cost_usd
+    );
+    text
 }

@@ -112,6 +112,16 @@ impl ShioriHome {
         self.gguf_path(&QWEN_CODER)
     }
 
+    /// A local chat model by its short name (`smollm2`, `qwen2.5-coder-0.5b`), or else `name`
+    /// taken as the path of a GGUF file.
+    pub fn chat_model_path(&self, name: &str) -> PathBuf {
+        match name {
+            "smollm2" => self.smollm2_gguf(),
+            "qwen2.5-coder-0.5b" => self.qwen_gguf(),
+            path => PathBuf::from(path),
+        }
+    }
+
     pub(super) fn gguf_path(&self, asset: &GgufAsset) -> PathBuf {
         self.0.join("models").join(asset.folder).join(asset.file)
     }

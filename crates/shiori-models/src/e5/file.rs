@@ -93,9 +93,9 @@ impl E5File {
         };
         if cursor.count()? != Q4_BLOCK
             || hyper.heads == 0
-            || hyper.hidden % hyper.heads != 0
-            || hyper.hidden % Q4_BLOCK != 0
-            || hyper.ffn % Q4_BLOCK != 0
+            || !hyper.hidden.is_multiple_of(hyper.heads)
+            || !hyper.hidden.is_multiple_of(Q4_BLOCK)
+            || !hyper.ffn.is_multiple_of(Q4_BLOCK)
         {
             return Err(bad("unsupported hyper-parameters"));
         }

@@ -1,0 +1,371 @@
+//! What answering needs beyond retrieval, built from `shiori.toml`: the chat models by name, the
+//! web search client and the price table. API keys are read from the environment here and
+//! nowhere else.
+
+use crate::config::{
+    Config, EmbedderConfig, EmbedderKind, ModelConfig, PipelineConfig, ProviderKind, RetryConfig,
+    WebSearchConfig, WebSearchKind, CONFIG_FILE,
+};
+use crate::EngineError;
+use shiori_core::{ChatModel, Embedder, Price, PriceTable, WebSearch};
+use shiori_llm::{
+    AnthropicChat, ApiEmbedder, EmbeddingProtocol, Endpoint, GeminiChat, LlmReranker, OpenAiChat,
+    RetryPolicy, WebSearchClient, WebSearchProvider,
+};
+use shiori_models::{assets::ShioriHome, GgufChatModel};
+use shiori_rag::{Models, PipelineKind};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The chat models, web search and prices of one configuration.
+pub struct Generation {
+    models: BTreeMap<String, Box<dyn ChatModel>>,
+    web: Option<Box<dyn WebSearch>>,
+    prices: PriceTable,
+    pipeline: PipelineConfig,
+}
+
+impl Generation {
+    /// Builds every `[llm.models]` entry and the `[web_search]` client; checks that the
+    /// `[pipeline]` names point at configured models and pipelines.
+    pub fn from_config(config: &Config) -> Result<Generation, EngineError> {
+        let mut models = BTreeMap::new();
+        let mut prices = PriceTable::default();
+        for (name, model) in &config.llm.models {
+            let built = build_chat_model(name, model, &config.llm.retry)?;
+            prices.0.insert(
+                built.model_id().to_string(),
+                Price {
+                    input_per_million: model.input_per_million,
+                    output_per_million: model.output_per_million,
+                },
+            );
+            models.insert(name.clone(), built);
+        }
+        let pipeline = config.pipeline.clone();
+        for (field, name) in [
+            ("answer_model", &pipeline.answer_model),
+            ("grade_model", &pipeline.grade_model),
+            ("query_model", &pipeline.query_model),
+            ("judge_model", &pipeline.judge_model),
+            ("rerank_model", &pipeline.rerank_model),
+        ] {
+            if let Some(name) = name {
+                if !models.contains_key(name) {
+                    return Err(config_error(format!(
+                        "[pipeline] {field} = {name:?} names no [llm.models.{name}] table"
+                    )));
+                }
+            }
+        }
+        let web = config
+            .web_search
+            .as_ref()
+            .map(|web| build_web_search(web, &config.llm.retry))
+            .transpose()?;
+        let generation = Generation {
+            models,
+            web,
+            prices,
+            pipeline,
+        };
+        generation.chain(None)?;
+        Ok(generation)
+    }
+
+    /// The model of each pipeline step; without an `answer_model`, a single configured model
+    /// answers, and with none the pipelines answer extractively.
+    pub fn models(&self) -> Models<'_> {
+        let named = |name: &Option<String>| name.as_deref().and_then(|name| self.model(name).ok());
+        let answer = named(&self.pipeline.answer_model).or_else(|| match self.models.len() {
+            1 => self.models.values().next().map(|model| model.as_ref()),
+            _ => None,
+        });
+        Models {
+            answer,
+            grade: named(&self.pipeline.grade_model),
+            query: named(&self.pipeline.query_model),
+        }
+    }
+
+    /// A configured model by its `[llm.models]` name.
+    pub fn model(&self, name: &str) -> Result<&dyn ChatModel, EngineError> {
+        self.models
+            .get(name)
+            .map(|model| model.as_ref())
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
+                EngineError::Invalid(format!(
+                    "no chat model named {name:?} in [llm.models] (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })
+    }
+
+    /// The LLM reranker `--rerank` uses.
+    pub fn reranker(&self) -> Result<LlmReranker<'_>, EngineError> {
+        let models = self.models();
+        let model = self
+            .pipeline
+            .rerank_model
+            .as_deref()
+            .and_then(|name| self.model(name).ok())
+            .or(models.grade)
+            .or(models.answer)
+            .ok_or_else(|| {
+                EngineError::Invalid(
+                    "--rerank needs a chat model: configure [llm.models] and [pipeline] rerank_model"
+                        .to_string(),
+                )
+            })?;
+        Ok(LlmReranker::new(model))
+    }
+
+    pub fn web(&self) -> Option<&dyn WebSearch> {
+        self.web.as_deref()
+    }
+
+    pub fn prices(&self) -> &PriceTable {
+        &self.prices
+    }
+
+    /// The pipelines to try, in order: the chosen one (or `[pipeline] default`), then the
+    /// fallback list from the chosen pipeline's position, or all of it when it is not on it.
+    pub fn chain(&self, chosen: Option<&str>) -> Result<Vec<PipelineKind>, EngineError> {
+        let chosen: PipelineKind = chosen.unwrap_or(&self.pipeline.default).parse()?;
+        let fallback = self
+            .pipeline
+            .fallback
+            .iter()
+            .map(|name| name.parse::<PipelineKind>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| config_error(format!("[pipeline] fallback: {e}")))?;
+        let rest = match fallback.iter().position(|kind| *kind == chosen) {
+            Some(position) => &fallback[position + 1..],
+            None => &fallback[..],
+        };
+        let mut chain = vec![chosen];
+        chain.extend(rest.iter().filter(|kind| **kind != chosen));
+        Ok(chain)
+    }
+}
+
+fn config_error(message: String) -> EngineError {
+    EngineError::Config {
+        path: CONFIG_FILE.to_string(),
+        message,
+    }
+}
+
+fn retry_policy(retry: &RetryConfig) -> RetryPolicy {
+    RetryPolicy {
+        max_retries: retry.max_retries,
+        base_delay: Duration::from_millis(retry.base_delay_ms),
+        max_delay: Duration::from_millis(retry.max_delay_ms),
+    }
+}
+
+/// The key in `variable`, if it is set and not empty.
+fn api_key(variable: &str) -> Option<String> {
+    std::env::var(variable)
+        .ok()
+        .filter(|key| !key.trim().is_empty())
+}
+
+/// Builds one chat model from its `[llm.models.NAME]` table: one match arm per provider kind.
+pub fn build_chat_model(
+    name: &str,
+    config: &ModelConfig,
+    retry: &RetryConfig,
+) -> Result<Box<dyn ChatModel>, EngineError> {
+    let (default_url, default_key) = match config.provider {
+        ProviderKind::Local => {
+            let home = ShioriHome::from_env()?;
+            let path = home.chat_model_path(&config.model);
+            return Ok(Box::new(GgufChatModel::load(&path)?));
+        }
+        ProviderKind::Openai => (Some("https://api.openai.com/v1"), "OPENAI_API_KEY"),
+        ProviderKind::Azure => (None, "AZURE_OPENAI_API_KEY"),
+        ProviderKind::Anthropic => (Some("https://api.anthropic.com"), "ANTHROPIC_API_KEY"),
+        ProviderKind::Gemini => (
+            Some("https://generativelanguage.googleapis.com"),
+            "GEMINI_API_KEY",
+        ),
+    };
+    let base_url = config
+        .base_url
+        .as_deref()
+        .or(default_url)
+        .ok_or_else(|| config_error(format!("[llm.models.{name}] needs base_url")))?;
+    let mut endpoint = Endpoint::new(base_url)
+        .with_api_key(api_key(
+            config.api_key_env.as_deref().unwrap_or(default_key),
+        ))
+        .with_retry(retry_policy(retry));
+    if let Some(seconds) = config.timeout_secs {
+        let timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
+            config_error(format!(
+                "[llm.models.{name}] timeout_secs = {seconds} is not a duration"
+            ))
+        })?;
+        endpoint = endpoint.with_timeout(timeout);
+    }
+    Ok(match config.provider {
+        ProviderKind::Openai => Box::new(OpenAiChat::new(endpoint, &config.model)?),
+        ProviderKind::Azure => {
+            let version = config.api_version.as_deref().ok_or_else(|| {
+                config_error(format!("[llm.models.{name}] needs api_version for Azure"))
+            })?;
+            Box::new(OpenAiChat::new(endpoint, &config.model)?.azure(version))
+        }
+        ProviderKind::Anthropic => Box::new(AnthropicChat::new(endpoint, &config.model)?),
+        ProviderKind::Gemini => Box::new(GeminiChat::new(endpoint, &config.model)?),
+        ProviderKind::Local => unreachable!("local models return above"),
+    })
+}
+
+/// Builds the `[embedder]` of an API kind (`openai` or `gemini`).
+pub(crate) fn build_api_embedder(
+    config: &EmbedderConfig,
+    retry: &RetryConfig,
+) -> Result<Box<dyn Embedder>, EngineError> {
+    let (protocol, default_url, default_key) = match config.kind {
+        EmbedderKind::Gemini => (
+            EmbeddingProtocol::Gemini,
+            "https://generativelanguage.googleapis.com",
+            "GEMINI_API_KEY",
+        ),
+        EmbedderKind::Openai | EmbedderKind::Minilm | EmbedderKind::E5 => (
+            EmbeddingProtocol::OpenAi,
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+        ),
+    };
+    let model = config
+        .model
+        .as_deref()
+        .ok_or_else(|| config_error("[embedder] needs model for an embedding API".to_string()))?;
+    let endpoint = Endpoint::new(config.base_url.as_deref().unwrap_or(default_url))
+        .with_api_key(api_key(
+            config.api_key_env.as_deref().unwrap_or(default_key),
+        ))
+        .with_retry(retry_policy(retry));
+    Ok(Box::new(ApiEmbedder::new(
+        protocol,
+        endpoint,
+        model,
+        config.dimension,
+    )?))
+}
+
+fn build_web_search(
+    config: &WebSearchConfig,
+    retry: &RetryConfig,
+) -> Result<Box<dyn WebSearch>, EngineError> {
+    let (provider, default_url, default_key) = match config.provider {
+        WebSearchKind::Tavily => (
+            WebSearchProvider::Tavily,
+            Some("https://api.tavily.com"),
+            "TAVILY_API_KEY",
+        ),
+        WebSearchKind::Brave => (
+            WebSearchProvider::Brave,
+            Some("https://api.search.brave.com"),
+            "BRAVE_API_KEY",
+        ),
+        WebSearchKind::Searxng => (WebSearchProvider::Searxng, None, "SEARXNG_API_KEY"),
+    };
+    let base_url = config
+        .base_url
+        .as_deref()
+        .or(default_url)
+        .ok_or_else(|| config_error("[web_search] needs base_url for SearXNG".to_string()))?;
+    let endpoint = Endpoint::new(base_url)
+        .with_api_key(api_key(
+            config.api_key_env.as_deref().unwrap_or(default_key),
+        ))
+        .with_retry(retry_policy(retry));
+    Ok(Box::new(WebSearchClient::new(provider, endpoint)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use shiori_mock::{MockServer, Reply};
+
+    #[test]
+    fn builds_models_embedders_and_the_fallback_chain_from_config() {
+        let server = MockServer::start(|_| {
+            Reply::json(json!({"data": [{"index": 0, "embedding": [0.0, 3.0, 4.0]}]}))
+        });
+        let text = format!(
+            r#"
+[embedder]
+kind = "openai"
+model = "emb"
+base_url = "{url}"
+api_key_env = "SHIORI_ENGINE_TEST_EMBED_KEY"
+
+[llm.models.fast]
+provider = "gemini"
+model = "gemini-flash"
+input_per_million = 0.1
+
+[llm.models.big]
+provider = "anthropic"
+model = "claude"
+
+[pipeline]
+default = "crag"
+answer_model = "big"
+grade_model = "fast"
+"#,
+            url = server.url()
+        );
+        let config: Config = toml::from_str(&text).unwrap();
+        std::env::set_var("SHIORI_ENGINE_TEST_EMBED_KEY", "emb-secret");
+        let embedder = build_api_embedder(&config.embedder, &config.llm.retry).unwrap();
+        assert_eq!(embedder.dimension(), 3);
+        assert_eq!(embedder.embed_query("q").unwrap(), vec![0.0, 0.6, 0.8]);
+        assert_eq!(
+            server.requests()[0].header("authorization"),
+            Some("Bearer emb-secret")
+        );
+
+        let generation = Generation::from_config(&config).unwrap();
+        let models = generation.models();
+        assert_eq!(models.answer.unwrap().model_id(), "anthropic:claude");
+        assert_eq!(models.grade.unwrap().model_id(), "gemini:gemini-flash");
+        assert!(models.query.is_none());
+        assert_eq!(
+            generation.prices().0["gemini:gemini-flash"].input_per_million,
+            0.1
+        );
+        let names = |chain: Vec<PipelineKind>| chain.iter().map(|k| k.name()).collect::<Vec<_>>();
+        assert_eq!(
+            names(generation.chain(None).unwrap()),
+            ["crag", "fusion-crag", "basic", "extractive"]
+        );
+        assert_eq!(
+            names(generation.chain(Some("basic")).unwrap()),
+            ["basic", "extractive"]
+        );
+
+        let mut broken = config.clone();
+        broken.pipeline.grade_model = Some("tiny".to_string());
+        let error = Generation::from_config(&broken).err().unwrap().to_string();
+        assert!(
+            error.contains("grade_model") && error.contains("tiny"),
+            "{error}"
+        );
+        let mut broken = config;
+        broken.pipeline.fallback = vec!["basic".into(), "rag-fusion".into()];
+        let error = Generation::from_config(&broken).err().unwrap().to_string();
+        assert!(error.contains("rag-fusion"), "{error}");
+    }
+}

@@ -1,0 +1,137 @@
+//! Post-hoc attribution: when a model answers without citing (small local models often drop the
+//! `[n]` markers), each answer sentence is credited to the source it shares the most words with.
+
+use shiori_core::Source;
+use std::collections::HashSet;
+
+/// A sentence is credited to a source only when they share at least this many terms and this
+/// share of the sentence's terms, so that filler sentences stay uncited.
+const MIN_SHARED_TERMS: usize = 2;
+const MIN_SHARED_FRACTION: f32 = 0.3;
+
+/// `answer` with ` [n]` after every sentence whose words come from source `n`, and the numbers
+/// used, in order of first use.
+pub fn attribute(answer: &str, sources: &[Source]) -> (String, Vec<usize>) {
+    let source_terms: Vec<HashSet<String>> = sources
+        .iter()
+        .map(|s| terms(&format!("{} {}", s.title, s.text)))
+        .collect();
+    let mut out = String::with_capacity(answer.len() + 16);
+    let mut used = Vec::new();
+    for sentence in answer.split_inclusive(['.', '!', '?', '。', '！', '？', '\n']) {
+        out.push_str(sentence);
+        let sentence_terms = terms(sentence);
+        let best = source_terms
+            .iter()
+            .enumerate()
+            .map(|(i, source)| (i + 1, sentence_terms.intersection(source).count()))
+            .max_by_key(|&(number, shared)| (shared, std::cmp::Reverse(number)));
+        let Some((number, shared)) = best else {
+            continue;
+        };
+        if shared >= MIN_SHARED_TERMS
+            && shared as f32 >= MIN_SHARED_FRACTION * sentence_terms.len() as f32
+        {
+            let trailing = sentence.len() - sentence.trim_end().len();
+            out.truncate(out.len() - trailing);
+            out.push_str(&format!(" [{number}]"));
+            out.push_str(&sentence[sentence.len() - trailing..]);
+            if !used.contains(&number) {
+                used.push(number);
+            }
+        }
+    }
+    (out, used)
+}
+
+/// Lower-cased words of two or more letters or digits, and character bigrams of CJK runs (which
+/// have no spaces to split on).
+fn terms(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut word = String::new();
+    let mut previous_cjk: Option<char> = None;
+    for c in text.chars() {
+        if is_cjk(c) {
+            if let Some(p) = previous_cjk {
+                out.insert(format!("{p}{c}"));
+            }
+            previous_cjk = Some(c);
+            flush(&mut word, &mut out);
+        } else {
+            previous_cjk = None;
+            if c.is_alphanumeric() {
+                word.extend(c.to_lowercase());
+            } else {
+                flush(&mut word, &mut out);
+            }
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn flush(word: &mut String, out: &mut HashSet<String>) {
+    if word.chars().count() >= 2 {
+        out.insert(std::mem::take(word));
+    }
+    word.clear();
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(title: &str, text: &str) -> Source {
+        Source {
+            doc_id: title.to_string(),
+            chunk_id: format!("{title}#0"),
+            title: title.to_string(),
+            source: format!("{title}.md"),
+            score: 1.0,
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn credits_each_sentence_to_the_source_it_draws_on() {
+        let sources = [
+            source("Plans", "Business costs $29 per user per month."),
+            source(
+                "Limits",
+                "The API allows 600 requests per minute on the Business plan.",
+            ),
+        ];
+        let (answer, used) = attribute(
+            "The Business plan allows 600 API requests per minute. Thanks for asking!",
+            &sources,
+        );
+        assert_eq!(
+            answer,
+            "The Business plan allows 600 API requests per minute. [2] Thanks for asking!"
+        );
+        assert_eq!(used, vec![2]);
+    }
+
+    #[test]
+    fn japanese_sentences_are_matched_by_character_bigrams() {
+        let sources = [
+            source("VPN", "VPN は社内ポータルから設定します。"),
+            source("休暇", "有給休暇は年間20日付与されます。"),
+        ];
+        let (answer, used) = attribute("有給休暇は年間20日です。", &sources);
+        assert_eq!(answer, "有給休暇は年間20日です。 [2]");
+        assert_eq!(used, vec![2]);
+    }
+
+    #[test]
+    fn an_unrelated_answer_gets_no_citation() {
+        let sources = [source("Plans", "Business costs $29 per user per month.")];
+        let (answer, used) = attribute("I like turtles.", &sources);
+        assert_eq!(answer, "I like turtles.");
+        assert!(used.is_empty());
+    }
+}

@@ -1,0 +1,157 @@
+//! Fixtures shared by the unit tests: hits, a corpus that records its queries, and chat models
+//! that talk real HTTP to a scripted OpenAI-compatible server.
+
+use crate::{Corpus, RagError, Retrieval};
+use serde_json::{json, Value};
+use shiori_core::{Chunk, Hit};
+use shiori_llm::{Endpoint, OpenAiChat, RetryPolicy};
+use shiori_mock::{MockServer, Recorded, Reply};
+use std::sync::Mutex;
+use std::time::Duration;
+
+pub fn hit(doc_id: &str, score: f32) -> Hit {
+    hit_with_text(doc_id, doc_id, score)
+}
+
+pub fn hit_with_text(doc_id: &str, text: &str, score: f32) -> Hit {
+    Hit {
+        chunk: Chunk {
+            chunk_id: format!("{doc_id}#0"),
+            doc_id: doc_id.to_string(),
+            title: doc_id.to_string(),
+            source: format!("{doc_id}.md"),
+            text: text.to_string(),
+            index: 0,
+            total: 1,
+            modified: 0,
+            content_hash: String::new(),
+            metadata: Default::default(),
+        },
+        score,
+        dense_score: Some(score),
+        bm25_score: None,
+    }
+}
+
+/// A corpus of fixed documents: a query finds the documents whose text shares a word with it
+/// (all of them for the original question), and every query is recorded with its `k`.
+pub struct FixedCorpus {
+    pub hits: Vec<Hit>,
+    pub queries: Mutex<Vec<(String, usize)>>,
+}
+
+impl FixedCorpus {
+    pub fn new(docs: &[(&str, &str)]) -> FixedCorpus {
+        FixedCorpus {
+            hits: docs
+                .iter()
+                .enumerate()
+                .map(|(rank, (id, text))| hit_with_text(id, text, 0.9 - rank as f32 * 0.1))
+                .collect(),
+            queries: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn queries(&self) -> Vec<(String, usize)> {
+        self.queries.lock().unwrap().clone()
+    }
+}
+
+impl Corpus for FixedCorpus {
+    fn retrieve(&self, query: &str, k: usize) -> Result<Retrieval, RagError> {
+        self.queries.lock().unwrap().push((query.to_string(), k));
+        let words: Vec<String> = query
+            .to_lowercase()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let hits: Vec<Hit> = self
+            .hits
+            .iter()
+            .filter(|hit| {
+                let text = hit.chunk.text.to_lowercase();
+                words
+                    .iter()
+                    .any(|word| word.len() > 3 && text.contains(word.as_str()))
+            })
+            .take(k)
+            .cloned()
+            .collect();
+        Ok(Retrieval {
+            best_dense: hits.first().and_then(|hit| hit.dense_score),
+            hits,
+            ..Retrieval::default()
+        })
+    }
+}
+
+/// Tokens every scripted completion reports.
+pub const PROMPT_TOKENS: u64 = 100;
+pub const COMPLETION_TOKENS: u64 = 10;
+
+/// An OpenAI chat completion saying `text`.
+pub fn completion(text: &str) -> Reply {
+    Reply::json(json!({
+        "model": "scripted",
+        "choices": [{"message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS}
+    }))
+}
+
+/// An OpenAI chat completion asking for one tool call.
+pub fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
+    Reply::json(json!({
+        "model": "scripted",
+        "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function",
+             "function": {"name": name, "arguments": arguments.to_string()}}]}}],
+        "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS}
+    }))
+}
+
+/// The system and last user message of a recorded chat request.
+pub fn prompt_of(request: &Recorded) -> (String, String) {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let text = |role: &str| {
+        messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == role)
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    (text("system"), text("user"))
+}
+
+/// A scripted OpenAI-compatible server: `script` sees each request's system and user prompt.
+pub fn llm_server(
+    script: impl Fn(&str, &str, &Recorded) -> Reply + Send + Sync + 'static,
+) -> MockServer {
+    MockServer::start(move |request| {
+        let (system, user) = prompt_of(request);
+        script(&system, &user, request)
+    })
+}
+
+pub fn model(server: &MockServer, name: &str) -> OpenAiChat {
+    let endpoint = Endpoint::new(server.url()).with_retry(RetryPolicy {
+        max_retries: 2,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(50),
+    });
+    OpenAiChat::new(endpoint, name).unwrap()
+}
+
+/// The number `[n]` the prompt gives the source whose heading contains `needle`.
+pub fn source_number(user_prompt: &str, needle: &str) -> Option<usize> {
+    user_prompt.lines().find_map(|line| {
+        let rest = line.strip_prefix('[')?;
+        let (number, heading) = rest.split_once(']')?;
+        heading
+            .contains(needle)
+            .then(|| number.parse().ok())
+            .flatten()
+    })
+}
