@@ -10,6 +10,6 @@ target/release/shiori models fetch
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --release --workspace 2>&1 | tee "$log" || status=$?
+cargo test --release --workspace --no-fail-fast 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"
 exit "$status"

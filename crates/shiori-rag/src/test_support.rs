@@ -1,9 +1,9 @@
 //! Fixtures shared by the unit tests: hits, a corpus that records its queries, and chat models
 //! that talk real HTTP to a scripted OpenAI-compatible server.
 
-use crate::{Corpus, RagError, Retrieval};
+use crate::{Corpus, Models, PipelineParams, Pipelines, RagError, Retrieval};
 use serde_json::{json, Value};
-use shiori_core::{Chunk, Hit};
+use shiori_core::{ChatModel, Chunk, Hit, PriceTable};
 use shiori_llm::{Endpoint, OpenAiChat, RetryPolicy};
 use shiori_mock::{MockServer, Recorded, Reply};
 use std::sync::Mutex;
@@ -154,4 +154,24 @@ pub fn source_number(user_prompt: &str, needle: &str) -> Option<usize> {
             .then(|| number.parse().ok())
             .flatten()
     })
+}
+
+/// Pipelines with one model for every step and no web search or reranker.
+pub fn one_model_pipelines<'a>(
+    corpus: &'a dyn Corpus,
+    model: &'a dyn ChatModel,
+    prices: &'a PriceTable,
+    params: PipelineParams,
+) -> Pipelines<'a> {
+    Pipelines {
+        corpus,
+        models: Models {
+            answer: Some(model),
+            ..Models::default()
+        },
+        web: None,
+        reranker: None,
+        prices,
+        params,
+    }
 }

@@ -4,8 +4,8 @@
 use crate::error::ApiError;
 use serde::{Deserialize, Serialize};
 use shiori_core::{Filters, RetrievalConfig, RetrievalMode, Source, Timings, Usage};
-use shiori_engine::{Engine, EngineError};
-use shiori_rag::{extractive_answer, Relevance};
+use shiori_engine::{AskOptions, Engine, EngineError};
+use shiori_rag::{extractive_answer, PipelineKind, Relevance};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -126,7 +126,13 @@ pub struct Pipelines {
 impl Default for Pipelines {
     /// Every pipeline this build has.
     fn default() -> Pipelines {
-        let all: Vec<Arc<dyn Pipeline>> = vec![Arc::new(Extractive)];
+        let mut all: Vec<Arc<dyn Pipeline>> = vec![Arc::new(Extractive)];
+        all.extend(
+            PipelineKind::ALL
+                .into_iter()
+                .filter(|kind| *kind != PipelineKind::Extractive)
+                .map(|kind| Arc::new(Generative(kind)) as Arc<dyn Pipeline>),
+        );
         Pipelines {
             by_name: all.into_iter().map(|p| (p.name().to_string(), p)).collect(),
         }
@@ -257,6 +263,70 @@ impl Pipeline for Extractive {
     }
 }
 
+/// A generation pipeline of `shiori-rag` run through the engine with the configured chat models
+/// (each degrades to the extractive answer, and says so in its trace, when none is configured).
+/// Steps and answer text are reported once the run is over: the pipelines return whole answers.
+struct Generative(PipelineKind);
+
+impl Pipeline for Generative {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn run(
+        &self,
+        engine: &Engine,
+        query: &PipelineQuery<'_>,
+        events: &mut dyn FnMut(PipelineEvent),
+    ) -> Result<QueryResponse, EngineError> {
+        let options = AskOptions {
+            pipeline: Some(self.0.name().to_string()),
+            rerank: false,
+        };
+        let answer = engine.ask_with(query.question, &query.retrieval, query.filters, &options)?;
+        let trace: Vec<TraceStep> = answer
+            .trace
+            .steps
+            .iter()
+            .map(|step| TraceStep {
+                step: step.step.clone(),
+                detail: match &step.model {
+                    Some(model) => format!("{model}: {} → {}", step.input, step.output),
+                    None => format!("{} → {}", step.input, step.output),
+                },
+                ms: step.ms,
+            })
+            .collect();
+        for step in &trace {
+            events(PipelineEvent::Step(step.clone()));
+        }
+        for piece in answer.answer.split_inclusive(' ') {
+            events(PipelineEvent::Token(piece.to_string()));
+        }
+        let citations = answer
+            .citations
+            .iter()
+            .map(|c| Citation {
+                marker: c.number,
+                source_index: c.number.saturating_sub(1),
+                doc_id: c.doc_id.clone(),
+                chunk_id: c.chunk_id.clone(),
+            })
+            .collect();
+        Ok(QueryResponse {
+            answer: answer.answer,
+            refused: answer.refused,
+            pipeline: answer.trace.pipeline,
+            sources: answer.sources,
+            citations,
+            trace,
+            usage: answer.usage,
+            cost_usd: answer.cost_usd,
+            timings_ms: answer.timings_ms,
+        })
+    }
+}
+
 fn mode_name(mode: RetrievalMode) -> &'static str {
     match mode {
         RetrievalMode::Bm25 => "bm25",
@@ -277,10 +347,13 @@ mod tests {
     fn unknown_pipelines_are_refused_with_the_known_names() {
         let pipelines = Pipelines::default();
         assert_eq!(pipelines.get(None).unwrap().name(), "extractive");
-        let error = pipelines.get(Some("agentic")).err().unwrap();
+        assert_eq!(pipelines.get(Some("crag")).unwrap().name(), "crag");
+        let error = pipelines.get(Some("telepathy")).err().unwrap();
         assert_eq!(error.status(), axum::http::StatusCode::BAD_REQUEST);
         assert!(
-            error.to_string().contains("known pipelines: extractive"),
+            error
+                .to_string()
+                .contains("known pipelines: agentic, basic"),
             "{error}"
         );
     }

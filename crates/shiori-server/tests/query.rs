@@ -16,7 +16,7 @@ async fn reindexes_then_answers_with_citations_trace_and_refusals() {
         + embedding["chunks_cached"].as_u64().unwrap();
     assert!(vectors > 0, "{reindex}");
     assert!(
-        embedding["model"].as_str().unwrap().contains("MiniLM"),
+        embedding["model"].as_str().unwrap().contains("e5"),
         "{reindex}"
     );
     assert!(reindex["timings_ms"]["total_ms"].as_f64().unwrap() > 0.0);
@@ -48,6 +48,28 @@ async fn reindexes_then_answers_with_citations_trace_and_refusals() {
     );
     assert_eq!(answer["cost_usd"], 0.0);
     assert!(answer["timings_ms"]["total_ms"].as_f64().unwrap() > 0.0);
+
+    // A generation pipeline with no chat model configured degrades to the extractive answer and
+    // says so in its trace.
+    let (status, generated) = server
+        .post(
+            "/api/query",
+            json!({"question": "How much storage does every workspace include?", "pipeline": "basic"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{generated}");
+    assert!(
+        generated["answer"].as_str().unwrap().contains("100 GB"),
+        "{generated}"
+    );
+    assert!(
+        generated["trace"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "degrade"),
+        "{generated}"
+    );
 
     let refusal = server.ask("What is the melting point of tungsten?").await;
     assert_eq!(refusal["refused"], true, "{refusal}");
@@ -188,9 +210,9 @@ async fn bad_requests_get_clear_errors() {
         (json!({}), 422, "question"),
         (json!({"question": "   "}), 400, "empty"),
         (
-            json!({"question": "vpn", "pipeline": "agentic"}),
+            json!({"question": "vpn", "pipeline": "telepathy"}),
             400,
-            "known pipelines: extractive",
+            "known pipelines: agentic, basic, crag",
         ),
         (json!({"question": "vpn", "top_k": 0}), 400, "top_k"),
         (json!({"question": "vpn", "threshold": 7}), 400, "threshold"),

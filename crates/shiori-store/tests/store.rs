@@ -225,7 +225,8 @@ fn reembed_converts_a_store_to_another_embedder() {
     .unwrap();
     let count = converted
         .reembed(16, |items| -> Result<Vec<Vec<f32>>, StoreError> {
-            assert_eq!(items, [("apples-hash", "apples")]);
+            // The title ("a") leads the embedding input.
+            assert_eq!(items, [("apples-hash", "a\napples")]);
             Ok(vec![vec![0.0, 0.0, 1.0]])
         })
         .unwrap();

@@ -139,7 +139,10 @@ mod tests {
                 ("doc", "Title", "src/doc")
             );
             assert_eq!(chunk.modified, 77);
-            assert_eq!(chunk.content_hash, content_hash(chunk.text.as_bytes()));
+            assert_eq!(
+                chunk.content_hash,
+                content_hash(chunk.embedding_input().as_bytes())
+            );
             assert_eq!(chunk.metadata, doc.metadata);
         }
         assert_eq!(chunks[1].text, "Two sentence here.");

@@ -157,9 +157,9 @@ fn found(context: &mut Vec<Source>, hits: Vec<Source>) -> String {
 #[cfg(test)]
 mod tests {
     use crate::test_support::*;
-    use crate::{Models, PipelineKind, PipelineParams, Pipelines};
+    use crate::{PipelineKind, PipelineParams};
     use serde_json::json;
-    use shiori_core::{ChatModel, PriceTable};
+    use shiori_core::PriceTable;
 
     #[test]
     fn calls_tools_then_answers_with_citations() {
@@ -182,17 +182,7 @@ mod tests {
             ("vpn", "Connect to the VPN first."),
         ]);
         let prices = PriceTable::default();
-        let pipelines = Pipelines {
-            corpus: &corpus,
-            models: Models {
-                answer: Some(&model as &dyn ChatModel),
-                ..Models::default()
-            },
-            web: None,
-            reranker: None,
-            prices: &prices,
-            params: PipelineParams::default(),
-        };
+        let pipelines = one_model_pipelines(&corpus, &model, &prices, PipelineParams::default());
         let answer = pipelines
             .run(
                 "How much storage with two extra blocks?",
@@ -244,20 +234,15 @@ mod tests {
         let model = model(&server, "agent");
         let corpus = FixedCorpus::new(&[("vpn", "Connect to the VPN first.")]);
         let prices = PriceTable::default();
-        let pipelines = Pipelines {
-            corpus: &corpus,
-            models: Models {
-                answer: Some(&model as &dyn ChatModel),
-                ..Models::default()
-            },
-            web: None,
-            reranker: None,
-            prices: &prices,
-            params: PipelineParams {
+        let pipelines = one_model_pipelines(
+            &corpus,
+            &model,
+            &prices,
+            PipelineParams {
                 max_steps: 3,
                 ..PipelineParams::default()
             },
-        };
+        );
         let answer = pipelines.run("vpn?", PipelineKind::Agentic).unwrap();
         assert_eq!(
             server.requests().len(),

@@ -68,8 +68,8 @@ pub(crate) fn hyde(run: &mut Run, question: &str) -> Result<Answer, RagError> {
 #[cfg(test)]
 mod tests {
     use crate::test_support::*;
-    use crate::{Models, PipelineKind, PipelineParams, Pipelines};
-    use shiori_core::{ChatModel, PriceTable};
+    use crate::{PipelineKind, PipelineParams};
+    use shiori_core::PriceTable;
     use shiori_mock::Reply;
 
     const QUESTION: &str = "How do I get more storage for the workspace?";
@@ -98,21 +98,16 @@ mod tests {
             ("vpn", "Connect to the VPN first."),
         ]);
         let prices = PriceTable::default();
-        let pipelines = Pipelines {
-            corpus: &corpus,
-            models: Models {
-                answer: Some(&model as &dyn ChatModel),
-                ..Models::default()
-            },
-            web: None,
-            reranker: None,
-            prices: &prices,
-            params: PipelineParams {
+        let pipelines = one_model_pipelines(
+            &corpus,
+            &model,
+            &prices,
+            PipelineParams {
                 queries: 3,
                 max_context: 2,
                 ..PipelineParams::default()
             },
-        };
+        );
         let answer = pipelines.run(QUESTION, kind).unwrap();
         (answer, corpus.queries())
     }

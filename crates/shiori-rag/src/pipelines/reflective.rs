@@ -34,8 +34,8 @@ pub(crate) fn reflective(run: &mut Run, question: &str) -> Result<Answer, RagErr
 #[cfg(test)]
 mod tests {
     use crate::test_support::*;
-    use crate::{Models, PipelineKind, PipelineParams, Pipelines};
-    use shiori_core::{ChatModel, PriceTable};
+    use crate::{PipelineKind, PipelineParams};
+    use shiori_core::PriceTable;
     use shiori_mock::Reply;
 
     #[test]
@@ -59,20 +59,15 @@ mod tests {
             ("price", "A storage block costs 5 USD per month."),
         ]);
         let prices = PriceTable::default();
-        let pipelines = Pipelines {
-            corpus: &corpus,
-            models: Models {
-                answer: Some(&model as &dyn ChatModel),
-                ..Models::default()
-            },
-            web: None,
-            reranker: None,
-            prices: &prices,
-            params: PipelineParams {
+        let pipelines = one_model_pipelines(
+            &corpus,
+            &model,
+            &prices,
+            PipelineParams {
                 top_k: 1,
                 ..PipelineParams::default()
             },
-        };
+        );
         let answer = pipelines
             .run("How much storage is included?", PipelineKind::Reflective)
             .unwrap();
