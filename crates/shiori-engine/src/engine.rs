@@ -9,7 +9,7 @@ use shiori_rag::{rerank, PipelineParams, Pipelines, RagError, Retrieval};
 use shiori_retrieve::{Retrieved, Retriever};
 use shiori_store::{Store, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Chunks re-embedded per cache round-trip.
 const REEMBED_BATCH: usize = 256;
@@ -30,6 +30,9 @@ pub struct Engine {
     pub(crate) cache: Arc<EmbeddingCache>,
     japanese: JapaneseTokenization,
     pub(crate) store: Store,
+    /// Chat models and web search, built from `config` on first use and kept: a local GGUF
+    /// model takes seconds to load, and evaluation asks once per query.
+    generation: OnceLock<Generation>,
 }
 
 impl Engine {
@@ -96,6 +99,7 @@ impl Engine {
             cache,
             japanese,
             store,
+            generation: OnceLock::new(),
         })
     }
 
@@ -118,6 +122,15 @@ impl Engine {
     /// engine that only answers while another one writes (see [`Store::pin_snapshot`]).
     pub fn pin_snapshot(&self) -> Result<(), EngineError> {
         Ok(self.store.pin_snapshot()?)
+    }
+
+    /// The generation parts of this engine's config, built once.
+    pub(crate) fn generation(&self) -> Result<&Generation, EngineError> {
+        if let Some(generation) = self.generation.get() {
+            return Ok(generation);
+        }
+        let built = Generation::from_config(&self.config)?;
+        Ok(self.generation.get_or_init(|| built))
     }
 
     pub fn data_dir(&self) -> &Path {
@@ -150,7 +163,7 @@ impl Engine {
         filters: &Filters,
     ) -> Result<Retrieved, EngineError> {
         let mut retrieved = self.search(query, retrieval, filters)?;
-        let generation = Generation::from_config(&self.config)?;
+        let generation = self.generation()?;
         let reranker = generation.reranker()?;
         retrieved.hits = rerank(&reranker, query, retrieved.hits)?;
         Ok(retrieved)
@@ -178,7 +191,7 @@ impl Engine {
         if question.trim().is_empty() {
             return Err(EngineError::Invalid("the question is empty".to_string()));
         }
-        let generation = Generation::from_config(&self.config)?;
+        let generation = self.generation()?;
         let chain = generation.chain(options.pipeline.as_deref())?;
         let corpus = |query: &str, k: usize| -> Result<Retrieval, RagError> {
             let retrieval = RetrievalConfig {

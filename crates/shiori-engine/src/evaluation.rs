@@ -1,4 +1,4 @@
-use crate::{AskOptions, Engine, EngineError, Generation, IndexReport, Progress};
+use crate::{AskOptions, Engine, EngineError, IndexReport, Progress};
 use shiori_core::{Filters, RetrievalConfig};
 use shiori_eval::{
     evaluate, judge_answer, load_dataset, Dataset, EvalReport, JudgeReport, JudgeTally,
@@ -80,7 +80,7 @@ impl Engine {
         options: &AskOptions,
         progress: &dyn Progress,
     ) -> Result<JudgeReport, EngineError> {
-        let generation = Generation::from_config(&self.config)?;
+        let generation = self.generation()?;
         let judge = generation.model(judge)?;
         let filters = Filters::default();
         let queries: Vec<_> = dataset.queries.iter().filter(|q| q.answerable).collect();

@@ -37,27 +37,7 @@ pub fn extractive_answer(hits: &[Hit], relevance: Relevance, timings: Timings) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shiori_core::Chunk;
-
-    fn hit(text: &str, score: f32) -> Hit {
-        Hit {
-            chunk: Chunk {
-                chunk_id: format!("{text}#0"),
-                doc_id: text.to_string(),
-                title: String::new(),
-                source: String::new(),
-                text: text.to_string(),
-                index: 0,
-                total: 1,
-                modified: 0,
-                content_hash: String::new(),
-                metadata: Default::default(),
-            },
-            score,
-            dense_score: Some(score),
-            bm25_score: None,
-        }
-    }
+    use crate::test_support::hit;
 
     #[test]
     fn answers_with_the_best_chunk_above_the_threshold() {

@@ -32,11 +32,11 @@ fn stacked_linear(
         bias.extend(file.f32_tensor(&format!("{name}.b"), rows)?);
     }
     let out_rows = names.len() * rows;
-    let widen = || -> candle_core::Result<Linear> {
+    let widen = move || -> candle_core::Result<Linear> {
         let quantized =
             qtensor_from_ggml(GgmlDType::Q4_0, &weight, vec![out_rows, cols], &Device::Cpu)?;
         let weight = quantized.dequantize(&Device::Cpu)?;
-        let bias = Tensor::from_vec(bias.clone(), out_rows, &Device::Cpu)?;
+        let bias = Tensor::from_vec(bias, out_rows, &Device::Cpu)?;
         Ok(Linear::new(weight, Some(bias)))
     };
     widen().map_err(|e| model_error(file, e))

@@ -51,7 +51,7 @@ pub(crate) fn merge(context: &mut Vec<Source>, more: Vec<Source>) -> usize {
 #[cfg(test)]
 mod tests {
     use crate::test_support::*;
-    use crate::{Models, PipelineKind, PipelineParams, Pipelines};
+    use crate::{PipelineKind, PipelineParams, Pipelines};
     use shiori_core::{ChatModel, PriceTable};
 
     fn pipelines<'a>(
@@ -59,20 +59,11 @@ mod tests {
         model: &'a dyn ChatModel,
         prices: &'a PriceTable,
     ) -> Pipelines<'a> {
-        Pipelines {
-            corpus,
-            models: Models {
-                answer: Some(model),
-                ..Models::default()
-            },
-            web: None,
-            reranker: None,
-            prices,
-            params: PipelineParams {
-                max_steps: 3,
-                ..PipelineParams::default()
-            },
-        }
+        let params = PipelineParams {
+            max_steps: 3,
+            ..PipelineParams::default()
+        };
+        one_model_pipelines(corpus, model, prices, params)
     }
 
     #[test]
