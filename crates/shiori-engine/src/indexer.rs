@@ -3,18 +3,21 @@ use rayon::prelude::*;
 use serde::Serialize;
 use shiori_core::{Chunk, Document};
 use shiori_ingest::{
-    chunk_document, content_hash, discover, load_bytes, DiscoveredFile, WalkOptions,
+    chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, WalkOptions,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{FileChange, FileRecord};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// Files loaded, chunked and stored per transaction: bounds memory and the work a crash loses.
 const FILES_PER_BATCH: usize = 128;
 /// Chunks embedded per cache round-trip, so a long file's progress is cached as it goes.
 const CHUNKS_PER_EMBED: usize = 256;
+/// The coarsest modification-time resolution of a common filesystem (FAT's two seconds): a file
+/// read sooner than this after its stamp could change again without the stamp moving.
+const COARSEST_MTIME_TICK_NS: i64 = 2_000_000_000;
 
 /// Receives progress of long work; `()` ignores it.
 pub trait Progress: Sync {
@@ -54,8 +57,14 @@ pub struct IndexReport {
     pub elapsed_ms: f64,
 }
 
+enum Prepared {
+    Changed(ChangedFile),
+    /// The content hash matches the store's; the record carries the file's new stamps.
+    Unchanged(FileRecord),
+}
+
 /// A changed file, loaded and chunked, waiting for vectors.
-struct Prepared {
+struct ChangedFile {
     record: FileRecord,
     documents: Vec<Document>,
     chunks: Vec<Chunk>,
@@ -168,7 +177,8 @@ impl Engine {
             .collect())
     }
 
-    /// Files whose size or modification time differ from what the store remembers.
+    /// Files whose size or modification time differ from what the store remembers, or whose
+    /// stamp is too close to when they were read to rule out a later edit within the same tick.
     fn changed_candidates(
         &self,
         files: Vec<DiscoveredFile>,
@@ -176,9 +186,11 @@ impl Engine {
         let mut candidates = Vec::new();
         for file in files {
             let record = self.store.file_record(&file.path.display().to_string())?;
-            let unchanged = record
-                .as_ref()
-                .is_some_and(|r| r.size == file.size && r.modified == file.modified);
+            let unchanged = record.as_ref().is_some_and(|r| {
+                r.size == file.size
+                    && r.modified_ns == file.modified_ns
+                    && r.read_at_ns.saturating_sub(r.modified_ns) >= COARSEST_MTIME_TICK_NS
+            });
             if !unchanged {
                 candidates.push((file, record));
             }
@@ -192,19 +204,22 @@ impl Engine {
         report: &mut IndexReport,
     ) -> Result<(), EngineError> {
         let chunker = &self.config.chunker;
-        let prepared: Vec<Result<Option<Prepared>, IndexFailure>> = batch
+        let prepared: Vec<Result<Prepared, IndexFailure>> = batch
             .par_iter()
             .map(|(file, record)| prepare(file, record.as_ref(), chunker))
             .collect();
         let mut ready = Vec::new();
+        let mut changes = Vec::with_capacity(batch.len());
         for outcome in prepared {
             match outcome {
-                Ok(Some(prepared)) => ready.push(prepared),
-                Ok(None) => report.files_unchanged += 1,
+                Ok(Prepared::Changed(file)) => ready.push(file),
+                Ok(Prepared::Unchanged(file)) => {
+                    report.files_unchanged += 1;
+                    changes.push(FileChange::Touch { file });
+                }
                 Err(failure) => report.failures.push(failure),
             }
         }
-        let mut changes = Vec::with_capacity(ready.len());
         for file in ready {
             report.failures.extend(file.record_failures);
             let vectors = self.embed_chunks(&file.chunks, report)?;
@@ -253,21 +268,28 @@ impl Engine {
     }
 }
 
-/// Loads and chunks one file; `None` when its content is what the store already has.
+/// Loads and chunks one file, unless its content is what the store already has.
 fn prepare(
     file: &DiscoveredFile,
     record: Option<&FileRecord>,
     chunker: &shiori_core::ChunkerConfig,
-) -> Result<Option<Prepared>, IndexFailure> {
+) -> Result<Prepared, IndexFailure> {
     let path = file.path.display().to_string();
     let failure = |reason: String| IndexFailure {
         path: path.clone(),
         reason,
     };
+    let read_at_ns = unix_nanos(SystemTime::now());
     let bytes = std::fs::read(&file.path).map_err(|e| failure(e.to_string()))?;
-    let hash = content_hash(&bytes);
-    if record.is_some_and(|r| r.content_hash == hash) {
-        return Ok(None);
+    let file_record = FileRecord {
+        path: path.clone(),
+        content_hash: content_hash(&bytes),
+        size: file.size,
+        modified_ns: file.modified_ns,
+        read_at_ns,
+    };
+    if record.is_some_and(|r| r.content_hash == file_record.content_hash) {
+        return Ok(Prepared::Unchanged(file_record));
     }
     let loaded = load_bytes(&file.path, bytes, file.modified).map_err(|e| {
         // The error names the path; the report shows the path in its own field.
@@ -282,13 +304,8 @@ fn prepare(
         .iter()
         .flat_map(|document| chunk_document(document, chunker))
         .collect();
-    Ok(Some(Prepared {
-        record: FileRecord {
-            path: path.clone(),
-            content_hash: hash,
-            size: file.size,
-            modified: file.modified,
-        },
+    Ok(Prepared::Changed(ChangedFile {
+        record: file_record,
         documents: loaded.documents,
         chunks,
         record_failures: loaded

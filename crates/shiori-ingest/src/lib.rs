@@ -13,4 +13,4 @@ pub use error::{IngestError, IngestFailure};
 pub use hash::content_hash;
 pub use load::{is_supported, load_bytes, load_file, LoadedFile};
 pub use normalize::normalize;
-pub use walk::{discover, DiscoveredFile, WalkOptions};
+pub use walk::{discover, unix_nanos, DiscoveredFile, WalkOptions};

@@ -38,6 +38,9 @@ pub struct DiscoveredFile {
     pub size: u64,
     /// Modification time, seconds since the Unix epoch.
     pub modified: i64,
+    /// Modification time, nanoseconds since the Unix epoch: the change check compares this, since
+    /// a same-size edit within the second of the last index would hide behind whole seconds.
+    pub modified_ns: i64,
 }
 
 /// Finds the files under `roots`, sorted by path. A root that is a file is always taken, since
@@ -200,13 +203,14 @@ impl Found {
             self.failures.push(IngestFailure { path, reason });
             return;
         }
-        let modified = metadata.modified().map_or(0, unix_seconds);
+        let modified_ns = metadata.modified().map_or(0, unix_nanos);
         self.files.insert(
             path.clone(),
             DiscoveredFile {
                 path,
                 size,
-                modified,
+                modified: modified_ns.div_euclid(NANOS_PER_SECOND),
+                modified_ns,
             },
         );
     }
@@ -223,10 +227,13 @@ fn human_size(bytes: u64) -> String {
     }
 }
 
-fn unix_seconds(time: SystemTime) -> i64 {
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+
+/// Nanoseconds since the Unix epoch, saturating (an i64 holds them until the year 2262).
+pub fn unix_nanos(time: SystemTime) -> i64 {
     match time.duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-        Err(before) => i64::try_from(before.duration().as_secs()).map_or(i64::MIN, |secs| -secs),
+        Ok(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_nanos()).map_or(i64::MIN, |ns| -ns),
     }
 }
 

@@ -60,6 +60,10 @@ pub enum FileChange {
     Remove {
         path: String,
     },
+    /// The file's content is what the store holds; only its stamps moved.
+    Touch {
+        file: FileRecord,
+    },
 }
 
 /// A document that was not stored because another file (or an earlier record) holds its id.
@@ -224,6 +228,7 @@ impl Store {
                     FileChange::Remove { path } => {
                         removed_keys.extend(tables::delete_file(&transaction, &path)?);
                     }
+                    FileChange::Touch { file } => tables::touch_file(&transaction, &file)?,
                     FileChange::Upsert {
                         file,
                         documents,

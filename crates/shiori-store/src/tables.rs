@@ -14,8 +14,8 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
     content_hash TEXT NOT NULL,
     size INTEGER NOT NULL,
-    modified INTEGER NOT NULL,
-    indexed_at INTEGER NOT NULL
+    modified INTEGER NOT NULL, -- nanoseconds since the Unix epoch
+    indexed_at INTEGER NOT NULL -- when the file was read, nanoseconds
 );
 CREATE TABLE IF NOT EXISTS documents (
     doc_id TEXT PRIMARY KEY,
@@ -49,7 +49,10 @@ pub struct FileRecord {
     pub path: String,
     pub content_hash: String,
     pub size: u64,
-    pub modified: i64,
+    /// The file's modification time, nanoseconds since the Unix epoch.
+    pub modified_ns: i64,
+    /// When the indexer read the file, nanoseconds since the Unix epoch.
+    pub read_at_ns: i64,
 }
 
 /// A chunk as read back for rebuilding the derived indexes.
@@ -108,14 +111,15 @@ pub(crate) fn file_record(
 ) -> Result<Option<FileRecord>, StoreError> {
     Ok(connection
         .query_row(
-            "SELECT path, content_hash, size, modified FROM files WHERE path = ?1",
+            "SELECT path, content_hash, size, modified, indexed_at FROM files WHERE path = ?1",
             [path],
             |row| {
                 Ok(FileRecord {
                     path: row.get(0)?,
                     content_hash: row.get(1)?,
                     size: row.get::<_, i64>(2)? as u64,
-                    modified: row.get(3)?,
+                    modified_ns: row.get(3)?,
+                    read_at_ns: row.get(4)?,
                 })
             },
         )
@@ -150,12 +154,29 @@ pub(crate) fn delete_file(transaction: &Transaction, path: &str) -> Result<Vec<u
 pub(crate) fn insert_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
     transaction.execute(
         "INSERT INTO files (path, content_hash, size, modified, indexed_at)
-         VALUES (?1, ?2, ?3, ?4, strftime('%s', 'now'))",
+         VALUES (?1, ?2, ?3, ?4, ?5)",
         params![
             file.path,
             file.content_hash,
             file.size as i64,
-            file.modified
+            file.modified_ns,
+            file.read_at_ns
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records new stamps for a file whose content is unchanged.
+pub(crate) fn touch_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
+    transaction.execute(
+        "UPDATE files SET size = ?2, modified = ?3, indexed_at = ?4
+         WHERE path = ?1 AND content_hash = ?5",
+        params![
+            file.path,
+            file.size as i64,
+            file.modified_ns,
+            file.read_at_ns,
+            file.content_hash
         ],
     )?;
     Ok(())

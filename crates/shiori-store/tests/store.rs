@@ -26,7 +26,8 @@ fn upsert(path: &str, doc_id: &str, texts: &[(&str, [f32; 3])]) -> FileChange {
             path: path.to_string(),
             content_hash: format!("hash-{path}"),
             size: 1,
-            modified: 10,
+            modified_ns: 10,
+            read_at_ns: 20,
         },
         documents: vec![Document {
             doc_id: doc_id.to_string(),

@@ -109,6 +109,42 @@ fn reindexing_skips_unchanged_files_and_drops_deleted_ones() {
 }
 
 #[test]
+fn a_same_size_edit_that_keeps_the_modification_time_is_reindexed() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let note = corpus.join("quota.txt");
+    let stamp = std::time::SystemTime::now();
+    let write = |text: &str| {
+        std::fs::write(&note, text).unwrap();
+        let file = std::fs::File::options().write(true).open(&note).unwrap();
+        // What a filesystem with a coarse clock shows for two writes within one tick.
+        file.set_modified(stamp).unwrap();
+    };
+    write("Every workspace includes 100 GB of storage.");
+    let data = work.path().join("data");
+    index(&data, &corpus);
+
+    write("Every workspace includes 250 GB of storage.");
+    let second = index(&data, &corpus);
+    assert_eq!(second["files_indexed"], 1, "{second}");
+    let hits = run_json(&data, &["search", "storage", "--mode", "bm25"]);
+    assert!(
+        hits["hits"][0]["text"].as_str().unwrap().contains("250 GB"),
+        "{hits}"
+    );
+    let third = index(&data, &corpus);
+    assert_eq!(
+        (
+            third["files_indexed"].as_u64(),
+            third["chunks_embedded"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{third}"
+    );
+}
+
+#[test]
 fn bad_files_fail_alone_and_are_named() {
     let work = tempfile::tempdir().unwrap();
     let corpus = work.path().join("corpus");
