@@ -1,4 +1,4 @@
-use shiori_core::FusionKind;
+use shiori_core::{FusionKind, RetrievalConfig};
 use std::collections::HashMap;
 
 /// A candidate after fusion, with the scores each retriever gave it.
@@ -10,63 +10,90 @@ pub struct Fused {
     pub bm25: Option<f32>,
 }
 
-/// Merges two rankings (each best first) into one, best first.
-///
-/// RRF adds `1 / (rrf_k + rank)` per list (rank from 1). Weighted min-max normalises each list
-/// over its candidates and adds `alpha * dense + (1 - alpha) * bm25`; a list that misses a
-/// candidate contributes 0 for it.
-pub fn fuse(
-    dense: &[(u64, f32)],
-    bm25: &[(u64, f32)],
-    kind: FusionKind,
-    rrf_k: f32,
-    alpha: f32,
-) -> Vec<Fused> {
-    let mut merged: HashMap<u64, Fused> = HashMap::with_capacity(dense.len() + bm25.len());
-    fn entry(merged: &mut HashMap<u64, Fused>, key: u64) -> &mut Fused {
-        merged.entry(key).or_insert(Fused {
-            key,
-            score: 0.0,
-            dense: None,
-            bm25: None,
-        })
+/// Where a candidate stood in one retriever's list.
+#[derive(Clone, Copy)]
+struct Placing {
+    /// From 1.
+    rank: usize,
+    raw: f32,
+}
+
+/// The score range of one retriever's list.
+struct Range {
+    min: f32,
+    max: f32,
+}
+
+impl Range {
+    fn of(list: &[(u64, f32)]) -> Range {
+        if list.is_empty() {
+            return Range { min: 0.0, max: 0.0 };
+        }
+        let (min, max) = list.iter().fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| {
+            (lo.min(*s), hi.max(*s))
+        });
+        Range { min, max }
     }
-    let contributions = |list: &[(u64, f32)], weight: f32| -> Vec<(u64, f32, f32)> {
-        match kind {
-            FusionKind::Rrf => list
-                .iter()
-                .enumerate()
-                .map(|(rank, (key, raw))| (*key, *raw, 1.0 / (rrf_k + rank as f32 + 1.0)))
-                .collect(),
+
+    fn normalise(&self, raw: f32) -> f32 {
+        let span = self.max - self.min;
+        if span > f32::EPSILON {
+            (raw - self.min) / span
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Merges two rankings (each best first) into one, best first, by `config.fusion`:
+///
+/// - RRF adds `1 / (rrf_k + rank)` per list (rank from 1); a list that misses a candidate adds 0.
+/// - Weighted min-max normalises each list over its candidates and adds
+///   `alpha * dense + (1 - alpha) * bm25`; a list that misses a candidate adds 0.
+/// - Linear adds the raw scores, `dense cosine + bm25_weight * bm25`. A candidate one list misses
+///   scored at most that list's last candidate there, so it gets that score.
+pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig) -> Vec<Fused> {
+    let mut placings: HashMap<u64, (Option<Placing>, Option<Placing>)> =
+        HashMap::with_capacity(dense.len() + bm25.len());
+    for (index, (key, raw)) in dense.iter().enumerate() {
+        placings.entry(*key).or_default().0 = Some(Placing {
+            rank: index + 1,
+            raw: *raw,
+        });
+    }
+    for (index, (key, raw)) in bm25.iter().enumerate() {
+        placings.entry(*key).or_default().1 = Some(Placing {
+            rank: index + 1,
+            raw: *raw,
+        });
+    }
+    let (dense_range, bm25_range) = (Range::of(dense), Range::of(bm25));
+    let score = |dense: Option<Placing>, bm25: Option<Placing>| -> f32 {
+        match config.fusion {
+            FusionKind::Rrf => [dense, bm25]
+                .into_iter()
+                .flatten()
+                .map(|p| 1.0 / (config.rrf_k + p.rank as f32))
+                .sum(),
             FusionKind::Weighted => {
-                let (min, max) = list.iter().fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| {
-                    (lo.min(*s), hi.max(*s))
-                });
-                let span = max - min;
-                list.iter()
-                    .map(|(key, raw)| {
-                        let normalised = if span > f32::EPSILON {
-                            (raw - min) / span
-                        } else {
-                            1.0
-                        };
-                        (*key, *raw, weight * normalised)
-                    })
-                    .collect()
+                dense.map_or(0.0, |p| config.alpha * dense_range.normalise(p.raw))
+                    + bm25.map_or(0.0, |p| (1.0 - config.alpha) * bm25_range.normalise(p.raw))
+            }
+            FusionKind::Linear => {
+                dense.map_or(dense_range.min, |p| p.raw)
+                    + config.bm25_weight * bm25.map_or(bm25_range.min, |p| p.raw)
             }
         }
     };
-    for (key, raw, contribution) in contributions(dense, alpha) {
-        let fused = entry(&mut merged, key);
-        fused.dense = Some(raw);
-        fused.score += contribution;
-    }
-    for (key, raw, contribution) in contributions(bm25, 1.0 - alpha) {
-        let fused = entry(&mut merged, key);
-        fused.bm25 = Some(raw);
-        fused.score += contribution;
-    }
-    let mut fused: Vec<Fused> = merged.into_values().collect();
+    let mut fused: Vec<Fused> = placings
+        .into_iter()
+        .map(|(key, (dense, bm25))| Fused {
+            key,
+            score: score(dense, bm25),
+            dense: dense.map(|p| p.raw),
+            bm25: bm25.map(|p| p.raw),
+        })
+        .collect();
     sort_best_first(&mut fused);
     fused
 }
@@ -80,11 +107,21 @@ pub(crate) fn sort_best_first(fused: &mut [Fused]) {
 mod tests {
     use super::*;
 
+    fn config(fusion: FusionKind, alpha: f32, bm25_weight: f32) -> RetrievalConfig {
+        RetrievalConfig {
+            fusion,
+            rrf_k: 60.0,
+            alpha,
+            bm25_weight,
+            ..RetrievalConfig::default()
+        }
+    }
+
     #[test]
     fn rrf_rewards_agreement() {
         let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
         let bm25 = [(2, 12.0), (4, 11.0), (1, 3.0)];
-        let fused = fuse(&dense, &bm25, FusionKind::Rrf, 60.0, 0.5);
+        let fused = fuse(&dense, &bm25, &config(FusionKind::Rrf, 0.5, 0.0));
         assert_eq!(fused[0].key, 2, "rank 2 + rank 1 beats rank 1 + rank 3");
         assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
         assert_eq!(fused[1].key, 1);
@@ -99,18 +136,45 @@ mod tests {
     fn weighted_follows_alpha() {
         let dense = [(1, 0.9), (2, 0.5)];
         let bm25 = [(2, 10.0), (1, 2.0)];
-        let dense_heavy = fuse(&dense, &bm25, FusionKind::Weighted, 60.0, 0.8);
+        let dense_heavy = fuse(&dense, &bm25, &config(FusionKind::Weighted, 0.8, 0.0));
         assert_eq!(dense_heavy[0].key, 1);
         assert!((dense_heavy[0].score - 0.8).abs() < 1e-6);
-        let bm25_heavy = fuse(&dense, &bm25, FusionKind::Weighted, 60.0, 0.2);
+        let bm25_heavy = fuse(&dense, &bm25, &config(FusionKind::Weighted, 0.2, 0.0));
         assert_eq!(bm25_heavy[0].key, 2);
     }
 
     #[test]
+    fn linear_adds_raw_scores_and_floors_what_a_list_missed() {
+        let dense = [(1, 0.90), (2, 0.88), (3, 0.80)];
+        let bm25 = [(2, 40.0), (4, 30.0), (1, 10.0)];
+        let fused = fuse(&dense, &bm25, &config(FusionKind::Linear, 0.0, 0.01));
+        let score = |key: u64| fused.iter().find(|f| f.key == key).unwrap().score;
+        assert!((score(2) - (0.88 + 0.40)).abs() < 1e-6);
+        assert!((score(1) - (0.90 + 0.10)).abs() < 1e-6);
+        assert!(
+            (score(4) - (0.80 + 0.30)).abs() < 1e-6,
+            "dense missed 4: the dense list's last score stands in"
+        );
+        assert!(
+            (score(3) - (0.80 + 0.10)).abs() < 1e-6,
+            "BM25 missed 3: the BM25 list's last score stands in"
+        );
+        assert_eq!(
+            fused.iter().map(|f| f.key).collect::<Vec<_>>(),
+            [2, 4, 1, 3]
+        );
+        let dense_only = fuse(&dense, &bm25, &config(FusionKind::Linear, 0.0, 0.0));
+        assert_eq!(dense_only[0].key, 1, "weight 0 ranks by cosine alone");
+    }
+
+    #[test]
     fn empty_lists_fuse_to_nothing() {
-        assert!(fuse(&[], &[], FusionKind::Rrf, 60.0, 0.5).is_empty());
-        let only_bm25 = fuse(&[], &[(7, 1.0)], FusionKind::Weighted, 60.0, 0.5);
-        assert_eq!(only_bm25.len(), 1);
-        assert_eq!(only_bm25[0].dense, None);
+        for kind in [FusionKind::Rrf, FusionKind::Weighted, FusionKind::Linear] {
+            assert!(fuse(&[], &[], &config(kind, 0.5, 0.003)).is_empty());
+            let only_bm25 = fuse(&[], &[(7, 1.0)], &config(kind, 0.5, 0.003));
+            assert_eq!(only_bm25.len(), 1);
+            assert_eq!(only_bm25[0].dense, None);
+            assert!(only_bm25[0].score.is_finite(), "{kind:?}");
+        }
     }
 }

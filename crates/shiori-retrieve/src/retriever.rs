@@ -80,7 +80,7 @@ impl Retriever<'_> {
         let mut fused = match config.mode {
             RetrievalMode::Dense => single(&dense, |f, s| f.dense = Some(s)),
             RetrievalMode::Bm25 => single(&bm25, |f, s| f.bm25 = Some(s)),
-            RetrievalMode::Hybrid => fuse(&dense, &bm25, config.fusion, config.rrf_k, config.alpha),
+            RetrievalMode::Hybrid => fuse(&dense, &bm25, config),
         };
         if config.mode == RetrievalMode::Bm25 {
             // The gate's cosine belongs to the dense top-1, not to the BM25 hits.

@@ -147,6 +147,9 @@ pub struct RetrievalArgs {
     /// Weight of the dense score in weighted fusion (0..1).
     #[arg(long)]
     pub alpha: Option<f32>,
+    /// Weight of the raw BM25 score in linear fusion.
+    #[arg(long)]
+    pub bm25_weight: Option<f32>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -170,6 +173,7 @@ impl From<ModeArg> for RetrievalMode {
 pub enum FusionArg {
     Rrf,
     Weighted,
+    Linear,
 }
 
 impl From<FusionArg> for FusionKind {
@@ -177,6 +181,7 @@ impl From<FusionArg> for FusionKind {
         match fusion {
             FusionArg::Rrf => FusionKind::Rrf,
             FusionArg::Weighted => FusionKind::Weighted,
+            FusionArg::Linear => FusionKind::Linear,
         }
     }
 }

@@ -275,6 +275,7 @@ fn retrieval_config(
         fusion: args.fusion.map_or(base.fusion, Into::into),
         rrf_k: args.rrf_k.unwrap_or(base.rrf_k),
         alpha: args.alpha.unwrap_or(base.alpha),
+        bm25_weight: args.bm25_weight.unwrap_or(base.bm25_weight),
         threshold: threshold.unwrap_or(base.threshold),
         ..base.clone()
     }
