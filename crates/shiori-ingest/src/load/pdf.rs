@@ -1,0 +1,199 @@
+use super::records::failure_at;
+use super::{file_stem, part_document, LoadedFile};
+use crate::error::IngestError;
+use crate::normalize::normalize;
+use lopdf::Document as PdfDocument;
+use pdf_extract::{output_doc_page, PlainTextOutput};
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+/// A PDF's text layer, one document per page with text, so every chunk knows its page (`page`
+/// in metadata, `p.N` in the source). A page that cannot be read fails alone. Encrypted PDFs
+/// open only when the empty user password opens them.
+pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
+    if bytes.is_empty() {
+        return Err(IngestError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let parse_error = |message: String| IngestError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    let opened = guarded(|| PdfDocument::load_mem(&bytes))
+        .map_err(|panic| parse_error(format!("not a readable PDF ({panic})")))?;
+    let mut pdf = match opened {
+        Ok(pdf) => pdf,
+        Err(lopdf::Error::Decryption(_)) => return Err(encrypted(path)),
+        Err(err) => return Err(parse_error(format!("not a readable PDF ({err})"))),
+    };
+    if pdf.is_encrypted() && pdf.decrypt("").is_err() {
+        return Err(encrypted(path));
+    }
+
+    let pages = pdf.get_pages();
+    let total = pages.len().to_string();
+    let stem = file_stem(path);
+    let mut loaded = LoadedFile::default();
+    for &number in pages.keys() {
+        let text = match page_text(&pdf, number) {
+            Ok(text) => normalize(&text),
+            Err(reason) => {
+                let failure = failure_at(path, &format!("page {number}"), reason);
+                loaded.record_failures.push(failure);
+                continue;
+            }
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let mut document = part_document(
+            path,
+            &format!("p{number}"),
+            &format!("p.{number}"),
+            stem.clone(),
+            text,
+            "pdf",
+            modified,
+        );
+        document
+            .metadata
+            .insert("page".to_owned(), number.to_string());
+        document.metadata.insert("pages".to_owned(), total.clone());
+        loaded.documents.push(document);
+    }
+    if loaded.documents.is_empty() {
+        return Err(match loaded.record_failures.first() {
+            Some(first) => parse_error(format!("no page could be read ({})", first.reason)),
+            None => parse_error("no text layer (a scanned PDF needs OCR first)".to_owned()),
+        });
+    }
+    Ok(loaded)
+}
+
+fn encrypted(path: &Path) -> IngestError {
+    IngestError::Encrypted {
+        path: path.to_path_buf(),
+    }
+}
+
+fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, String> {
+    let extracted = guarded(|| {
+        let mut text = String::new();
+        output_doc_page(pdf, &mut PlainTextOutput::new(&mut text), number).map(|()| text)
+    })?;
+    extracted.map_err(|err| err.to_string())
+}
+
+/// pdf-extract (and, on odd input, lopdf) panic on constructs they do not support; a panic is
+/// one bad file, not a reason to stop indexing the folder.
+fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(work)).map_err(|panic| panic_message(panic.as_ref()))
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown failure".to_owned());
+    format!("unsupported PDF construct: {message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::IngestError;
+    use crate::load::{load_file, tests::fixture};
+    use crate::samples;
+
+    #[test]
+    fn each_page_with_text_is_a_document_that_knows_its_page() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::pdf(&[
+            "Quarterly report\nRevenue grew 12% in Q3.",
+            "",
+            "東京本社の売上は前年比で増加しました。\n大阪支社は横ばいです。",
+        ])
+        .expect("pdf");
+        let path = fixture(&dir, "report.pdf", &bytes);
+        let loaded = load_file(&path, 9).expect("load");
+        assert!(
+            loaded.record_failures.is_empty(),
+            "{:?}",
+            loaded.record_failures
+        );
+        let name = path.to_string_lossy();
+        let [first, third] = loaded.documents.as_slice() else {
+            panic!("expected pages 1 and 3, got {:?}", loaded.documents);
+        };
+        assert_eq!(first.text, "Quarterly report\nRevenue grew 12% in Q3.");
+        assert_eq!(
+            third.text,
+            "東京本社の売上は前年比で増加しました。\n大阪支社は横ばいです。"
+        );
+        assert_eq!(third.doc_id, format!("{name}#p3"));
+        assert_eq!(third.source, format!("{name} p.3"));
+        assert_eq!(third.title, "report");
+        assert_eq!(third.modified, 9);
+        assert_eq!(third.metadata["page"], "3");
+        assert_eq!(third.metadata["pages"], "3");
+        assert_eq!(third.metadata["doc_type"], "pdf");
+        assert_eq!(first.metadata["page"], "1");
+    }
+
+    #[test]
+    fn a_password_protected_pdf_is_refused_as_encrypted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::encrypted_pdf(&["secret plans"], "hunter2").expect("pdf");
+        let path = fixture(&dir, "locked.pdf", &bytes);
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(matches!(err, IngestError::Encrypted { .. }), "{err}");
+        assert!(
+            err.to_string().contains("locked.pdf: encrypted PDF"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_pdf_encrypted_without_a_user_password_opens() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::encrypted_pdf(&["owner-only protection"], "").expect("pdf");
+        let path = fixture(&dir, "restricted.pdf", &bytes);
+        let loaded = load_file(&path, 0).expect("load");
+        assert_eq!(loaded.documents[0].text, "owner-only protection");
+    }
+
+    #[test]
+    fn corrupt_truncated_and_empty_pdfs_fail_with_reasons() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let whole = samples::pdf(&["some text"]).expect("pdf");
+        let cases: [(&str, &[u8]); 3] = [
+            ("garbage.pdf", b"%PDF-1.7\nthis is not really a pdf\n"),
+            ("truncated.pdf", &whole[..whole.len() / 3]),
+            ("text.pdf", b"plain words, no PDF at all"),
+        ];
+        for (name, bytes) in cases {
+            let path = fixture(&dir, name, bytes);
+            let err = load_file(&path, 0).unwrap_err();
+            assert!(matches!(err, IngestError::Parse { .. }), "{name}: {err}");
+            assert!(err.to_string().contains(name), "{err}");
+        }
+        let empty = fixture(&dir, "empty.pdf", b"");
+        let err = load_file(&empty, 0).unwrap_err();
+        assert!(matches!(err, IngestError::Empty { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_pdf_without_a_text_layer_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::pdf(&["", ""]).expect("pdf");
+        let path = fixture(&dir, "scan.pdf", &bytes);
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("no text layer (a scanned PDF needs OCR first)"),
+            "{err}"
+        );
+    }
+}
