@@ -185,6 +185,39 @@ mod tests {
     }
 
     #[test]
+    fn a_page_the_extractor_panics_on_fails_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::pdf(&["first page", "second page"]).expect("pdf");
+        let mut pdf = lopdf::Document::load_mem(&bytes).expect("parse");
+        // pdf-extract panics on a page without a MediaBox anywhere up its page tree.
+        let pages = pdf.get_pages();
+        let second = pages[&2];
+        let parent = pdf
+            .get_dictionary(second)
+            .and_then(|page| page.get(b"Parent"))
+            .and_then(lopdf::Object::as_reference)
+            .expect("parent");
+        let mut first_page = pdf.get_dictionary(pages[&1]).expect("page").clone();
+        first_page.set("MediaBox", vec![0.into(), 0.into(), 595.into(), 842.into()]);
+        pdf.objects.insert(pages[&1], lopdf::Object::Dictionary(first_page));
+        pdf.get_dictionary_mut(parent).expect("pages").remove(b"MediaBox");
+        let mut broken = Vec::new();
+        pdf.save_to(&mut broken).expect("save");
+
+        let path = fixture(&dir, "odd.pdf", &broken);
+        let loaded = load_file(&path, 0).expect("load");
+        assert_eq!(loaded.documents.len(), 1);
+        assert_eq!(loaded.documents[0].text, "first page");
+        let [failure] = loaded.record_failures.as_slice() else {
+            panic!("expected one failure, got {:?}", loaded.record_failures);
+        };
+        assert!(
+            failure.reason.starts_with("page 2: unsupported PDF construct: MediaBox"),
+            "{failure}"
+        );
+    }
+
+    #[test]
     fn a_pdf_without_a_text_layer_says_so() {
         let dir = tempfile::tempdir().expect("tempdir");
         let bytes = samples::pdf(&["", ""]).expect("pdf");
