@@ -123,7 +123,11 @@ fn sample_page(page: usize) -> String {
         .map(|line| match line % 3 {
             0 => format!("Page {page}, line {line}: quarterly revenue rose in every region."),
             1 => format!("第{page}頁 {line}行目: 東京本社と大阪支社の売上は前年を上回りました。"),
-            _ => format!("Item {}-{line} ships within {} business days.", page, line % 7 + 1),
+            _ => format!(
+                "Item {}-{line} ships within {} business days.",
+                page,
+                line % 7 + 1
+            ),
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -145,7 +145,10 @@ fn indexes_office_files_finds_table_cells_and_shows_pages_and_slides() {
         ("corrupt.pdf", "not a readable PDF"),
         ("empty.docx", "file is empty"),
         ("locked.pdf", "encrypted PDF"),
-        ("photos.docx", "not a Word (.docx) file (the zip has no word/document.xml)"),
+        (
+            "photos.docx",
+            "not a Word (.docx) file (the zip has no word/document.xml)",
+        ),
     ];
     assert_eq!(failures.len(), expected.len(), "{failures:?}");
     for ((name, reason), (expected_name, expected_reason)) in failures.iter().zip(expected) {
@@ -153,14 +156,20 @@ fn indexes_office_files_finds_table_cells_and_shows_pages_and_slides() {
         assert!(reason.contains(expected_reason), "{name}: {reason}");
     }
     let stats = run_json(&data, &["stats"]);
-    assert_eq!(stats["files"], 5, "nothing of the bad files is stored: {stats}");
+    assert_eq!(
+        stats["files"], 5,
+        "nothing of the bad files is stored: {stats}"
+    );
     assert_eq!(stats["documents"], 9, "{stats}");
 
     for mode in ["bm25", "hybrid"] {
         let hits = search(&data, "monthly fee of the Enterprise plan", mode);
         let top = &hits[0];
         assert!(
-            top["doc_id"].as_str().unwrap().ends_with("plans.xlsx#sheet1"),
+            top["doc_id"]
+                .as_str()
+                .unwrap()
+                .ends_with("plans.xlsx#sheet1"),
             "{mode}: {hits:?}"
         );
         let text = top["text"].as_str().unwrap();
@@ -169,7 +178,10 @@ fn indexes_office_files_finds_table_cells_and_shows_pages_and_slides() {
             "{text}"
         );
         assert!(text.contains("| Enterprise | 480 | unlimited |"), "{text}");
-        assert!(top["source"].as_str().unwrap().ends_with("plans.xlsx sheet Prices"));
+        assert!(top["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("plans.xlsx sheet Prices"));
 
         let hits = search(&data, "daily meal allowance in Fukuoka", mode);
         let text = hits[0]["text"].as_str().unwrap();
@@ -177,26 +189,38 @@ fn indexes_office_files_finds_table_cells_and_shows_pages_and_slides() {
 
         let hits = search(&data, "Kobe depot capacity", mode);
         assert!(
-            hits[0]["source"].as_str().unwrap().ends_with("depots.xlsx sheet Depots"),
+            hits[0]["source"]
+                .as_str()
+                .unwrap()
+                .ends_with("depots.xlsx sheet Depots"),
             "{mode}: {hits:?}"
         );
     }
 
     let answer = text_output(
         &data,
-        &["ask", "How many days without an accident did the Kyoto plant reach?"],
+        &[
+            "ask",
+            "How many days without an accident did the Kyoto plant reach?",
+        ],
     );
     assert!(answer.contains("400 days"), "{answer}");
     assert!(answer.contains("report.pdf p.2"), "{answer}");
 
     let japanese = search(&data, "シンガポール支社はいつ開設されますか", "hybrid");
     assert!(
-        japanese[0]["source"].as_str().unwrap().ends_with("report.pdf p.3"),
+        japanese[0]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("report.pdf p.3"),
         "{japanese:?}"
     );
 
     let slides = text_output(&data, &["search", "When does the beta open?"]);
     let first = slides.lines().next().unwrap_or_default();
     assert!(first.contains("deck.pptx slide 2"), "{slides}");
-    assert!(slides.contains("invite-only"), "notes are indexed: {slides}");
+    assert!(
+        slides.contains("invite-only"),
+        "notes are indexed: {slides}"
+    );
 }

@@ -199,8 +199,11 @@ mod tests {
             .expect("parent");
         let mut first_page = pdf.get_dictionary(pages[&1]).expect("page").clone();
         first_page.set("MediaBox", vec![0.into(), 0.into(), 595.into(), 842.into()]);
-        pdf.objects.insert(pages[&1], lopdf::Object::Dictionary(first_page));
-        pdf.get_dictionary_mut(parent).expect("pages").remove(b"MediaBox");
+        pdf.objects
+            .insert(pages[&1], lopdf::Object::Dictionary(first_page));
+        pdf.get_dictionary_mut(parent)
+            .expect("pages")
+            .remove(b"MediaBox");
         let mut broken = Vec::new();
         pdf.save_to(&mut broken).expect("save");
 
@@ -212,7 +215,9 @@ mod tests {
             panic!("expected one failure, got {:?}", loaded.record_failures);
         };
         assert!(
-            failure.reason.starts_with("page 2: unsupported PDF construct: MediaBox"),
+            failure
+                .reason
+                .starts_with("page 2: unsupported PDF construct: MediaBox"),
             "{failure}"
         );
     }
