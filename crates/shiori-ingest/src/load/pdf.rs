@@ -78,12 +78,19 @@ fn encrypted(path: &Path) -> IngestError {
     }
 }
 
+/// pdf-extract lays text out by position (line breaks, spaces between words); where it gives up,
+/// lopdf's simpler extractor, which needs no page geometry and knows other font encodings, has a
+/// second go. The first reason is kept when both fail.
 fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, String> {
-    let extracted = guarded(|| {
+    let laid_out = guarded(|| {
         let mut text = String::new();
         output_doc_page(pdf, &mut PlainTextOutput::new(&mut text), number).map(|()| text)
-    })?;
-    extracted.map_err(|err| err.to_string())
+    })
+    .and_then(|extracted| extracted.map_err(|err| err.to_string()));
+    laid_out.or_else(|reason| match guarded(|| pdf.extract_text(&[number])) {
+        Ok(Ok(text)) if !text.trim().is_empty() => Ok(text),
+        _ => Err(reason),
+    })
 }
 
 /// pdf-extract (and, on odd input, lopdf) panic on constructs they do not support; a panic is
@@ -184,41 +191,74 @@ mod tests {
         assert!(matches!(err, IngestError::Empty { .. }), "{err}");
     }
 
-    #[test]
-    fn a_page_the_extractor_panics_on_fails_alone() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let bytes = samples::pdf(&["first page", "second page"]).expect("pdf");
+    /// The sample PDF after `edit`, saved and written to `name`.
+    fn edited_pdf(
+        dir: &tempfile::TempDir,
+        name: &str,
+        pages: &[&str],
+        edit: impl FnOnce(&mut lopdf::Document),
+    ) -> std::path::PathBuf {
+        let bytes = samples::pdf(pages).expect("pdf");
         let mut pdf = lopdf::Document::load_mem(&bytes).expect("parse");
-        // pdf-extract panics on a page without a MediaBox anywhere up its page tree.
-        let pages = pdf.get_pages();
-        let second = pages[&2];
-        let parent = pdf
-            .get_dictionary(second)
-            .and_then(|page| page.get(b"Parent"))
-            .and_then(lopdf::Object::as_reference)
-            .expect("parent");
-        let mut first_page = pdf.get_dictionary(pages[&1]).expect("page").clone();
-        first_page.set("MediaBox", vec![0.into(), 0.into(), 595.into(), 842.into()]);
-        pdf.objects
-            .insert(pages[&1], lopdf::Object::Dictionary(first_page));
-        pdf.get_dictionary_mut(parent)
-            .expect("pages")
-            .remove(b"MediaBox");
-        let mut broken = Vec::new();
-        pdf.save_to(&mut broken).expect("save");
+        edit(&mut pdf);
+        let mut edited = Vec::new();
+        pdf.save_to(&mut edited).expect("save");
+        fixture(dir, name, &edited)
+    }
 
-        let path = fixture(&dir, "odd.pdf", &broken);
+    fn object_of_type(pdf: &lopdf::Document, kind: &[u8]) -> lopdf::ObjectId {
+        pdf.objects
+            .iter()
+            .find(|(_, object)| {
+                object.as_dict().is_ok_and(|d| {
+                    d.get(b"Type").and_then(lopdf::Object::as_name).ok() == Some(kind)
+                })
+            })
+            .map(|(id, _)| *id)
+            .expect("object of that type")
+    }
+
+    #[test]
+    fn a_page_pdf_extract_panics_on_is_read_by_the_fallback() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // pdf-extract panics on a page without a MediaBox anywhere up its page tree.
+        let path = edited_pdf(&dir, "no-box.pdf", &["first page", "second page"], |pdf| {
+            let pages = object_of_type(pdf, b"Pages");
+            pdf.get_dictionary_mut(pages)
+                .expect("pages")
+                .remove(b"MediaBox");
+        });
         let loaded = load_file(&path, 0).expect("load");
-        assert_eq!(loaded.documents.len(), 1);
-        assert_eq!(loaded.documents[0].text, "first page");
-        let [failure] = loaded.record_failures.as_slice() else {
-            panic!("expected one failure, got {:?}", loaded.record_failures);
-        };
         assert!(
-            failure
-                .reason
-                .starts_with("page 2: unsupported PDF construct: MediaBox"),
-            "{failure}"
+            loaded.record_failures.is_empty(),
+            "{:?}",
+            loaded.record_failures
+        );
+        let texts: Vec<&str> = loaded.documents.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["first page", "second page"]);
+    }
+
+    #[test]
+    fn a_page_neither_extractor_reads_is_reported_with_the_reason() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // A predefined Japanese CMap without a ToUnicode map: pdf-extract panics, lopdf refuses.
+        let path = edited_pdf(&dir, "cmap.pdf", &["本文"], |pdf| {
+            let type0 = pdf
+                .objects
+                .iter()
+                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
+                .map(|(id, _)| *id)
+                .expect("Type0 font");
+            let font = pdf.get_dictionary_mut(type0).expect("font");
+            font.set("Encoding", lopdf::Object::Name(b"UniJIS-UCS2-H".to_vec()));
+            font.remove(b"ToUnicode");
+        });
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(
+            err.to_string().ends_with(
+                "no page could be read (page 1: unsupported PDF construct: unsupported encoding UniJIS-UCS2-H)"
+            ),
+            "{err}"
         );
     }
 
