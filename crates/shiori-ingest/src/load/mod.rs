@@ -8,6 +8,7 @@ mod jsonl;
 mod markdown;
 mod office;
 mod pdf;
+mod pdf_cmap;
 mod pptx;
 mod records;
 mod table;

@@ -1,3 +1,4 @@
+use super::pdf_cmap::adopt_unicode_cmaps;
 use super::records::failure_at;
 use super::{file_stem, part_document, LoadedFile};
 use crate::error::IngestError;
@@ -5,8 +6,10 @@ use crate::normalize::normalize;
 use lopdf::Document as PdfDocument;
 use pdf_extract::{output_doc_page, PlainTextOutput};
 use std::any::Any;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::cell::Cell;
+use std::panic::{self, catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::Once;
 
 /// A PDF's text layer, one document per page with text, so every chunk knows its page (`page`
 /// in metadata, `p.N` in the source). A page that cannot be read fails alone. Encrypted PDFs
@@ -31,6 +34,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
     if pdf.is_encrypted() && pdf.decrypt("").is_err() {
         return Err(encrypted(path));
     }
+    adopt_unicode_cmaps(&mut pdf);
 
     let pages = pdf.get_pages();
     let total = pages.len().to_string();
@@ -93,10 +97,29 @@ fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, String> {
     })
 }
 
+thread_local! {
+    /// Set while this thread runs guarded PDF code, whose panics are reported as failures.
+    static PANICS_ARE_FAILURES: Cell<bool> = const { Cell::new(false) };
+}
+static QUIET_GUARDED_PANICS: Once = Once::new();
+
 /// pdf-extract (and, on odd input, lopdf) panic on constructs they do not support; a panic is
-/// one bad file, not a reason to stop indexing the folder.
+/// one bad file, not a reason to stop indexing the folder. Such panics become the file's
+/// failure reason instead of a backtrace on stderr; every other panic still reaches the hook
+/// that was there before.
 fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(work)).map_err(|panic| panic_message(panic.as_ref()))
+    QUIET_GUARDED_PANICS.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !PANICS_ARE_FAILURES.get() {
+                previous(info);
+            }
+        }));
+    });
+    PANICS_ARE_FAILURES.set(true);
+    let outcome = catch_unwind(AssertUnwindSafe(work));
+    PANICS_ARE_FAILURES.set(false);
+    outcome.map_err(|panic| panic_message(panic.as_ref()))
 }
 
 fn panic_message(panic: &(dyn Any + Send)) -> String {
@@ -239,10 +262,10 @@ mod tests {
     }
 
     #[test]
-    fn a_page_neither_extractor_reads_is_reported_with_the_reason() {
+    fn a_font_with_a_predefined_unicode_cmap_and_no_to_unicode_map_is_read() {
         let dir = tempfile::tempdir().expect("tempdir");
-        // A predefined Japanese CMap without a ToUnicode map: pdf-extract panics, lopdf refuses.
-        let path = edited_pdf(&dir, "cmap.pdf", &["本文"], |pdf| {
+        // How a Japanese PDF with a non-embedded system font is written (reportlab, old Acrobat).
+        let path = edited_pdf(&dir, "ucs2.pdf", &["東京本社 Tokyo"], |pdf| {
             let type0 = pdf
                 .objects
                 .iter()
@@ -253,10 +276,29 @@ mod tests {
             font.set("Encoding", lopdf::Object::Name(b"UniJIS-UCS2-H".to_vec()));
             font.remove(b"ToUnicode");
         });
+        let loaded = load_file(&path, 0).expect("load");
+        assert_eq!(loaded.documents[0].text, "東京本社 Tokyo");
+    }
+
+    #[test]
+    fn a_page_neither_extractor_reads_is_reported_with_the_reason() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // A Shift-JIS CMap without a ToUnicode map: pdf-extract panics, lopdf refuses.
+        let path = edited_pdf(&dir, "sjis.pdf", &["本文"], |pdf| {
+            let type0 = pdf
+                .objects
+                .iter()
+                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
+                .map(|(id, _)| *id)
+                .expect("Type0 font");
+            let font = pdf.get_dictionary_mut(type0).expect("font");
+            font.set("Encoding", lopdf::Object::Name(b"90ms-RKSJ-H".to_vec()));
+            font.remove(b"ToUnicode");
+        });
         let err = load_file(&path, 0).unwrap_err();
         assert!(
             err.to_string().ends_with(
-                "no page could be read (page 1: unsupported PDF construct: unsupported encoding UniJIS-UCS2-H)"
+                "no page could be read (page 1: unsupported PDF construct: unsupported encoding 90ms-RKSJ-H)"
             ),
             "{err}"
         );
