@@ -21,11 +21,11 @@ const BODY_OUTLINE_LEVEL: usize = 9;
 pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<Document, IngestError> {
     let mut package = Package::open(path, bytes)?;
     let body = package.main_part(DOCUMENT_PART, "Word (.docx)")?;
-    let heading_styles = match package.part(STYLES_PART)? {
-        Some(styles) => heading_styles(&package, &styles)?,
+    let styles = match package.part(STYLES_PART)? {
+        Some(styles) => paragraph_styles(&package, &styles)?,
         None => HashMap::new(),
     };
-    let mut writer = MarkdownWriter::new(&heading_styles);
+    let mut writer = MarkdownWriter::new(&styles);
     walk_xml(&package, DOCUMENT_PART, &body, |event| writer.visit(event))?;
     let text = normalize(&writer.blocks.join("\n\n"));
     if text.is_empty() {
@@ -41,44 +41,59 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<Documen
     Ok(file_document(path, title, text, "docx", modified))
 }
 
-/// Heading level per paragraph style id, from the styles' names (`heading 1`, `Title`) or
-/// outline levels. Localised documents name their style ids freely (`1`, `見出し1`) but keep
-/// the English built-in names, so names are what count.
-fn heading_styles(package: &Package, xml: &str) -> Result<HashMap<String, usize>, IngestError> {
-    let mut levels = HashMap::new();
-    let mut style: Option<(String, Option<usize>)> = None;
-    walk_xml(package, STYLES_PART, xml, |event| match event.opened() {
-        Some("style") => {
-            style = match event {
-                XmlEvent::Start(element) => attribute(element, "styleId").map(|id| (id, None)),
-                _ => None,
+/// What a paragraph style makes of its paragraphs.
+#[derive(Debug, Clone, Copy, Default)]
+struct ParagraphStyle {
+    heading: Option<usize>,
+    list_item: bool,
+}
+
+/// Heading levels and list styles per paragraph style id, from the styles' names (`heading 1`,
+/// `Title`, `List Bullet`), outline levels and numbering. Localised documents name their style
+/// ids freely (`1`, `見出し1`) but keep the English built-in names, so names are what count.
+fn paragraph_styles(
+    package: &Package,
+    xml: &str,
+) -> Result<HashMap<String, ParagraphStyle>, IngestError> {
+    let mut styles = HashMap::new();
+    let mut current: Option<(String, ParagraphStyle)> = None;
+    walk_xml(package, STYLES_PART, xml, |event| {
+        let element = match event {
+            XmlEvent::Start(element) | XmlEvent::Empty(element) => Some(element),
+            _ => None,
+        };
+        match (event.opened(), element, current.as_mut()) {
+            (Some("style"), Some(element), _) => {
+                current = attribute(element, "styleId")
+                    .filter(|_| matches!(event, XmlEvent::Start(_)))
+                    .map(|id| (id, ParagraphStyle::default()));
             }
-        }
-        Some("name") => {
-            if let (Some((_, level)), XmlEvent::Empty(element) | XmlEvent::Start(element)) =
-                (style.as_mut(), event)
-            {
+            (Some("name"), Some(element), Some((_, style))) => {
                 if let Some(name) = attribute(element, "val") {
-                    *level = level.or(level_of_style_name(&name));
+                    style.heading = style.heading.or(level_of_style_name(&name));
+                    style.list_item |= is_list_style_name(&name);
                 }
             }
-        }
-        Some("outlineLvl") => {
-            if let (Some((_, level)), XmlEvent::Empty(element) | XmlEvent::Start(element)) =
-                (style.as_mut(), event)
-            {
-                *level = level.or(outline_level(element));
+            (Some("outlineLvl"), Some(element), Some((_, style))) => {
+                style.heading = style.heading.or(outline_level(element));
             }
-        }
-        _ => {
-            if event.closed() == Some("style") {
-                if let Some((id, Some(level))) = style.take() {
-                    levels.insert(id, level);
+            (Some("numPr"), _, Some((_, style))) => style.list_item = true,
+            _ if event.closed() == Some("style") => {
+                if let Some((id, style)) = current.take() {
+                    if style.heading.is_some() || style.list_item {
+                        styles.insert(id, style);
+                    }
                 }
             }
+            _ => {}
         }
     })?;
-    Ok(levels)
+    Ok(styles)
+}
+
+fn is_list_style_name(name: &str) -> bool {
+    let name = name.trim().to_ascii_lowercase();
+    name.starts_with("list bullet") || name.starts_with("list number")
 }
 
 fn level_of_style_name(name: &str) -> Option<usize> {
@@ -96,7 +111,7 @@ fn outline_level(element: &quick_xml::events::BytesStart<'_>) -> Option<usize> {
 
 /// Turns the events of `word/document.xml` into Markdown blocks.
 struct MarkdownWriter<'a> {
-    heading_styles: &'a HashMap<String, usize>,
+    styles: &'a HashMap<String, ParagraphStyle>,
     blocks: Vec<String>,
     /// Text boxes nest paragraphs inside paragraphs; their text joins the outer one.
     paragraph_depth: usize,
@@ -113,9 +128,9 @@ struct MarkdownWriter<'a> {
 }
 
 impl<'a> MarkdownWriter<'a> {
-    fn new(heading_styles: &'a HashMap<String, usize>) -> Self {
+    fn new(styles: &'a HashMap<String, ParagraphStyle>) -> Self {
         MarkdownWriter {
-            heading_styles,
+            styles,
             blocks: Vec::new(),
             paragraph_depth: 0,
             paragraph: String::new(),
@@ -137,8 +152,11 @@ impl<'a> MarkdownWriter<'a> {
                 match event.opened().unwrap_or_default() {
                     "p" if starts => self.open_paragraph(),
                     "pStyle" => {
-                        let level = attribute(element, "val").and_then(|id| self.style_level(&id));
-                        self.heading = self.heading.or(level);
+                        let style = attribute(element, "val")
+                            .map(|id| self.style(&id))
+                            .unwrap_or_default();
+                        self.heading = self.heading.or(style.heading);
+                        self.list_item |= style.list_item;
                     }
                     "outlineLvl" if self.paragraph_depth > 0 => {
                         self.heading = self.heading.or(outline_level(element));
@@ -179,10 +197,14 @@ impl<'a> MarkdownWriter<'a> {
         }
     }
 
-    fn style_level(&self, style_id: &str) -> Option<usize> {
-        self.heading_styles.get(style_id).copied().or_else(|| {
+    fn style(&self, style_id: &str) -> ParagraphStyle {
+        self.styles.get(style_id).copied().unwrap_or_else(|| {
             // Without styles.xml the built-in ids are all there is to go on.
-            level_of_style_name(&style_id.to_ascii_lowercase().replace("heading", "heading "))
+            let name = style_id.to_ascii_lowercase().replace("heading", "heading ");
+            ParagraphStyle {
+                heading: level_of_style_name(&name),
+                list_item: false,
+            }
         })
     }
 
@@ -295,13 +317,13 @@ mod tests {
     }
 
     #[test]
-    fn localised_heading_styles_are_found_by_name() {
+    fn localised_heading_and_list_styles_are_found_by_name() {
         let dir = tempfile::tempdir().expect("tempdir");
         let ns = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
         let styles = format!(
-            r#"<w:styles xmlns:w="{ns}"><w:style w:type="paragraph" w:styleId="1"><w:name w:val="heading 1"/></w:style><w:style w:type="paragraph" w:styleId="a5"><w:name w:val="Outline"/><w:pPr><w:outlineLvl w:val="1"/></w:pPr></w:style></w:styles>"#
+            r#"<w:styles xmlns:w="{ns}"><w:style w:type="paragraph" w:styleId="1"><w:name w:val="heading 1"/></w:style><w:style w:type="paragraph" w:styleId="a5"><w:name w:val="Outline"/><w:pPr><w:outlineLvl w:val="1"/></w:pPr></w:style><w:style w:type="paragraph" w:styleId="ListBullet"><w:name w:val="List Bullet"/></w:style></w:styles>"#
         );
-        let body = r#"<w:p><w:pPr><w:pStyle w:val="1"/></w:pPr><w:r><w:t>規程</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="a5"/></w:pPr><w:r><w:t>第一条</w:t></w:r></w:p><w:p><w:r><w:t xml:space="preserve">A &amp; B</w:t></w:r><w:r><w:tab/><w:t>tabbed</w:t></w:r></w:p>"#;
+        let body = r#"<w:p><w:pPr><w:pStyle w:val="1"/></w:pPr><w:r><w:t>規程</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="a5"/></w:pPr><w:r><w:t>第一条</w:t></w:r></w:p><w:p><w:r><w:t xml:space="preserve">A &amp; B</w:t></w:r><w:r><w:tab/><w:t>tabbed</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="ListBullet"/></w:pPr><w:r><w:t>項目</w:t></w:r></w:p>"#;
         let bytes = zip_parts(&[
             ("word/document.xml", &word_document(body)),
             ("word/styles.xml", &styles),
@@ -309,7 +331,7 @@ mod tests {
         .expect("docx");
         let path = fixture(&dir, "rules.docx", &bytes);
         let doc = &load_file(&path, 0).expect("load").documents[0];
-        assert_eq!(doc.text, "# 規程\n\n## 第一条\n\nA & B tabbed");
+        assert_eq!(doc.text, "# 規程\n\n## 第一条\n\nA & B tabbed\n\n- 項目");
     }
 
     #[test]
