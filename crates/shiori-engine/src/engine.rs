@@ -249,7 +249,8 @@ impl Engine {
         Ok(self.store.file_paths()?)
     }
 
-    /// The chunks indexed from one file (every record of a JSONL or CSV file), in store order.
+    /// The chunks indexed from one file (every record of a JSONL or CSV file, every page, slide
+    /// or sheet of a PDF or Office file), in store order.
     pub fn file_chunks(&self, path: &str) -> Result<Vec<Chunk>, EngineError> {
         let filters = Filters {
             source_prefix: Some(path.to_string()),
@@ -262,7 +263,11 @@ impl Engine {
             .chunks(&keys)?
             .into_iter()
             .map(|(_, chunk)| chunk)
-            .filter(|chunk| chunk.source == path || chunk.source.starts_with(&record_prefix))
+            .filter(|chunk| {
+                chunk.source == path
+                    || chunk.source.starts_with(&record_prefix)
+                    || chunk.doc_id.starts_with(&record_prefix)
+            })
             .collect())
     }
 }

@@ -19,10 +19,13 @@ pub enum IngestError {
     #[error("{}: {message}", path.display())]
     Parse { path: PathBuf, message: String },
     #[error(
-        "{}: unsupported file type (supported: .txt .md .markdown .html .htm .csv .jsonl)",
+        "{}: unsupported file type (supported: .txt .md .markdown .html .htm .csv .jsonl .pdf \
+         .docx .xlsx .pptx)",
         path.display()
     )]
     Unsupported { path: PathBuf },
+    #[error("{}: encrypted PDF (it needs a password; remove it to index the file)", path.display())]
+    Encrypted { path: PathBuf },
     #[error("{}: no documents found", path.display())]
     NoDocuments { path: PathBuf },
     #[error("{}: no such file or folder", path.display())]

@@ -6,6 +6,7 @@ mod hash;
 mod load;
 mod markdown;
 mod normalize;
+pub mod samples;
 mod walk;
 
 pub use chunk::chunk_document;
@@ -13,4 +14,5 @@ pub use error::{IngestError, IngestFailure};
 pub use hash::content_hash;
 pub use load::{is_supported, load_bytes, load_file, LoadedFile};
 pub use normalize::normalize;
+pub use samples::SampleError;
 pub use walk::{discover, unix_nanos, DiscoveredFile, WalkOptions};

@@ -162,9 +162,11 @@ fn walk_folder(root: &Path, filter: &Filter, found: &mut Found) {
     }
 }
 
-/// Hidden entries (`.git`, `.shiori`, editor lock files) and excluded folders are not walked.
+/// Hidden entries (`.git`, `.shiori`, editor lock files), Office lock files (`~$report.docx`,
+/// which are not documents) and excluded folders are not walked.
 fn skipped(entry: &DirEntry, root: &Path, filter: &Filter) -> bool {
-    let hidden = entry.file_name().to_string_lossy().starts_with('.');
+    let file_name = entry.file_name().to_string_lossy();
+    let hidden = file_name.starts_with('.') || file_name.starts_with("~$");
     let name = Path::new(entry.file_name());
     hidden || (entry.file_type().is_dir() && filter.excludes(relative(entry, root), name))
 }
@@ -246,10 +248,11 @@ mod tests {
         for (name, contents) in [
             ("docs/a.md", "# A"),
             ("docs/b.TXT", "b"),
-            ("docs/c.pdf", "%PDF"),
+            ("docs/c.doc", "%PDF"),
             ("docs/.git/config.md", "hidden"),
             ("docs/.shiori/cache.jsonl", "hidden"),
             ("docs/.draft.md", "hidden"),
+            ("docs/~$report.docx", "an Office lock file"),
             ("docs/sub/d.html", "<p>d</p>"),
             ("docs/sub/deeper/e.jsonl", "{}"),
             ("docs/node_modules/x.md", "vendored"),
@@ -301,12 +304,12 @@ mod tests {
     fn include_globs_replace_the_extension_filter_and_exclude_globs_prune() {
         let dir = tree();
         let root = [dir.path().join("docs")];
-        let only_pdf = WalkOptions {
-            include: vec!["*.pdf".into()],
+        let only_doc = WalkOptions {
+            include: vec!["*.doc".into()],
             ..WalkOptions::default()
         };
-        let (files, _) = discover(&root, &only_pdf).expect("discover");
-        assert_eq!(names(&dir, &files), ["docs/c.pdf"]);
+        let (files, _) = discover(&root, &only_doc).expect("discover");
+        assert_eq!(names(&dir, &files), ["docs/c.doc"]);
 
         let relative = WalkOptions {
             include: vec!["sub/**".into()],
@@ -321,14 +324,14 @@ mod tests {
     fn file_roots_are_taken_as_named_and_overlaps_are_found_once() {
         let dir = tree();
         let roots = [
-            dir.path().join("docs/c.pdf"),
+            dir.path().join("docs/c.doc"),
             dir.path().join("docs/sub"),
             dir.path().join("docs/sub/../sub/d.html"),
         ];
         let (files, _) = discover(&roots, &WalkOptions::default()).expect("discover");
         assert_eq!(
             names(&dir, &files),
-            ["docs/c.pdf", "docs/sub/d.html", "docs/sub/deeper/e.jsonl"]
+            ["docs/c.doc", "docs/sub/d.html", "docs/sub/deeper/e.jsonl"]
         );
     }
 

@@ -143,3 +143,37 @@ async fn bad_uploads_are_refused() {
         .count();
     assert_eq!(entries, 0, "nothing was stored");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_uploaded_pdf_is_listed_with_its_pages_and_cited_by_page() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    server.reindex().await;
+    let pdf = shiori_ingest::samples::pdf(&[
+        "Facilities\nThe gym in building C opens at 6 am.",
+        "Parking\nVisitor parking is on level B2 of the north garage.",
+    ])
+    .unwrap();
+    let (status, body) = upload(&server, "facilities.pdf", pdf).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["report"]["documents"], 2, "{body}");
+
+    let (status, one) = server.get("/api/documents/facilities.pdf").await;
+    assert_eq!(status, 200, "{one}");
+    assert_eq!(one["document"]["indexed"], true, "{one}");
+    let sources: Vec<&str> = one["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|chunk| chunk["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources.len(), 2, "{one}");
+    assert!(sources[1].ends_with("facilities.pdf p.2"), "{sources:?}");
+
+    let answer = server.ask("Where is visitor parking?").await;
+    assert!(
+        answer["answer"].as_str().unwrap().contains("B2"),
+        "{answer}"
+    );
+    let cited = answer["sources"][0]["source"].as_str().unwrap();
+    assert!(cited.ends_with("facilities.pdf p.2"), "{answer}");
+}

@@ -230,6 +230,15 @@ pub enum BenchAction {
         #[arg(long, value_enum, default_value = "hybrid")]
         mode: ModeArg,
     },
+    /// Loading speed (pages or parts per second) of files, each loaded `--runs` times; with
+    /// `--sample-pdf-pages N` a generated N-page PDF is measured too.
+    Ingest {
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        sample_pdf_pages: Option<usize>,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// Prompt and generation tokens/s of a local GGUF chat model, with passages of a JSONL
     /// corpus (`text` per line) as the context.
     Generate {

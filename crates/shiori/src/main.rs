@@ -3,6 +3,7 @@
 
 mod bench;
 mod bench_generate;
+mod bench_ingest;
 mod cli;
 mod output;
 mod progress;
@@ -232,6 +233,11 @@ fn run(cli: &Cli) -> Result<()> {
                 chunks,
                 mode,
             } => bench::query(cli, &home, dataset, *chunks, (*mode).into()),
+            BenchAction::Ingest {
+                files,
+                sample_pdf_pages,
+                runs,
+            } => bench_ingest::ingest(cli, files, *sample_pdf_pages, *runs),
             BenchAction::Generate {
                 corpus,
                 model,

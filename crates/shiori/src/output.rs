@@ -55,11 +55,12 @@ pub fn hits(hits: &[Hit]) -> String {
     for (rank, hit) in hits.iter().enumerate() {
         let _ = writeln!(
             text,
-            "{:>2}. {:.4}  {}  {}\n    {}",
+            "{:>2}. {:.4}  {}  {} — {}\n    {}",
             rank + 1,
             hit.score,
             hit.chunk.chunk_id,
             hit.chunk.title,
+            hit.chunk.source,
             snippet(&hit.chunk.text, 160)
         );
     }

@@ -5,6 +5,7 @@ mod boundary;
 mod fixed;
 mod markdown;
 mod recursive;
+mod table;
 
 use crate::hash::content_hash;
 use shiori_core::{embedding_input, Chunk, ChunkerConfig, ChunkerKind, Document};
@@ -37,6 +38,10 @@ pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk>
         ChunkerKind::Record => vec![Piece::plain(text.to_owned())],
         _ if whole_record => vec![Piece::plain(text.to_owned())],
         ChunkerKind::Auto if is_markdown(document) => markdown::split(text, max),
+        ChunkerKind::Auto if is_sheet(document) => table::split(text, max)
+            .into_iter()
+            .map(Piece::plain)
+            .collect(),
         ChunkerKind::Fixed | ChunkerKind::Auto => fixed::split(text, max, config.overlap_chars)
             .into_iter()
             .map(Piece::plain)
@@ -74,8 +79,17 @@ pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk>
         .collect()
 }
 
+/// Markdown files, and Word documents, which their loader writes as Markdown.
 fn is_markdown(document: &Document) -> bool {
-    document.metadata.get("doc_type").map(String::as_str) == Some("markdown")
+    matches!(
+        document.metadata.get("doc_type").map(String::as_str),
+        Some("markdown" | "docx")
+    )
+}
+
+/// Spreadsheet sheets, which their loader writes as one Markdown table each.
+fn is_sheet(document: &Document) -> bool {
+    document.metadata.get("doc_type").map(String::as_str) == Some("xlsx")
 }
 
 /// Records (JSONL lines, CSV rows) are written to be read whole.

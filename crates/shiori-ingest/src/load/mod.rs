@@ -2,11 +2,18 @@
 
 mod csv;
 mod date;
+mod docx;
 mod html;
 mod jsonl;
 mod markdown;
+mod office;
+mod pdf;
+mod pdf_cmap;
+mod pptx;
 mod records;
+mod table;
 mod text;
+mod xlsx;
 
 use crate::error::{IngestError, IngestFailure};
 use crate::normalize::normalize;
@@ -27,6 +34,10 @@ pub(crate) enum Format {
     Html,
     Jsonl,
     Csv,
+    Pdf,
+    Docx,
+    Xlsx,
+    Pptx,
 }
 
 impl Format {
@@ -38,6 +49,10 @@ impl Format {
             "html" | "htm" => Some(Format::Html),
             "jsonl" => Some(Format::Jsonl),
             "csv" => Some(Format::Csv),
+            "pdf" => Some(Format::Pdf),
+            "docx" => Some(Format::Docx),
+            "xlsx" => Some(Format::Xlsx),
+            "pptx" => Some(Format::Pptx),
             _ => None,
         }
     }
@@ -84,13 +99,21 @@ fn parse(
     bytes: Vec<u8>,
     modified: i64,
 ) -> Result<LoadedFile, IngestError> {
-    let text = decode_text(path, bytes)?;
     let loaded = match format {
-        Format::Text => single(text::load(path, &text, modified)?),
-        Format::Markdown => single(markdown::load(path, &text, modified)?),
-        Format::Html => single(html::load(path, &text, modified)?),
-        Format::Jsonl => jsonl::load(path, &text, modified),
-        Format::Csv => csv::load(path, &text, modified)?,
+        Format::Pdf => pdf::load(path, bytes, modified)?,
+        Format::Docx => single(docx::load(path, bytes, modified)?),
+        Format::Xlsx => xlsx::load(path, bytes, modified)?,
+        Format::Pptx => pptx::load(path, bytes, modified)?,
+        Format::Text | Format::Markdown | Format::Html | Format::Jsonl | Format::Csv => {
+            let text = decode_text(path, bytes)?;
+            match format {
+                Format::Markdown => single(markdown::load(path, &text, modified)?),
+                Format::Html => single(html::load(path, &text, modified)?),
+                Format::Jsonl => jsonl::load(path, &text, modified),
+                Format::Csv => csv::load(path, &text, modified)?,
+                _ => single(text::load(path, &text, modified)?),
+            }
+        }
     };
     if loaded.documents.is_empty() && loaded.record_failures.is_empty() {
         return Err(IngestError::NoDocuments {
@@ -150,6 +173,25 @@ fn file_document(
     }
 }
 
+/// A document standing for one part of a file (a page, a slide, a sheet): its id is the path
+/// and `#{part_id}`, its source the path and a label a person reads, such as `report.pdf p.3`.
+fn part_document(
+    path: &Path,
+    part_id: &str,
+    label: &str,
+    title: String,
+    text: String,
+    doc_type: &str,
+    modified: i64,
+) -> Document {
+    let name = path.to_string_lossy();
+    Document {
+        doc_id: format!("{name}#{part_id}"),
+        source: format!("{name} {label}"),
+        ..file_document(path, title, text, doc_type, modified)
+    }
+}
+
 fn file_stem(path: &Path) -> String {
     path.file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
@@ -182,17 +224,18 @@ mod tests {
             Some(Format::Markdown)
         );
         assert_eq!(Format::from_path(Path::new("x.htm")), Some(Format::Html));
-        assert_eq!(Format::from_path(Path::new("x.pdf")), None);
+        assert_eq!(Format::from_path(Path::new("x.PDF")), Some(Format::Pdf));
+        assert_eq!(Format::from_path(Path::new("x.doc")), None);
         assert_eq!(Format::from_path(Path::new("README")), None);
     }
 
     #[test]
     fn unsupported_files_are_refused_before_reading() {
-        let err = load_file(Path::new("/no/such/file.pdf"), 0).unwrap_err();
+        let err = load_file(Path::new("/no/such/file.doc"), 0).unwrap_err();
         assert!(matches!(err, IngestError::Unsupported { .. }), "{err}");
         assert!(err
             .to_string()
-            .starts_with("/no/such/file.pdf: unsupported file type"));
+            .starts_with("/no/such/file.doc: unsupported file type"));
     }
 
     #[test]

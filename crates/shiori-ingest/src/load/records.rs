@@ -1,4 +1,5 @@
-//! What JSONL and CSV records share: per-record failures, unique ids, record timestamps.
+//! What JSONL and CSV records share: per-record failures, unique ids, record timestamps; and the
+//! per-part failures (a page, a sheet) of the paged formats.
 
 use super::date::parse_timestamp;
 use super::{normalize_title, LoadedFile};
@@ -75,9 +76,14 @@ impl<'a> Records<'a> {
 }
 
 pub(super) fn failure(path: &Path, line: usize, reason: impl Display) -> IngestFailure {
+    failure_at(path, &format!("line {line}"), reason)
+}
+
+/// A failure of one part of a file (a line, a page, a sheet) that the rest of the file outlives.
+pub(super) fn failure_at(path: &Path, location: &str, reason: impl Display) -> IngestFailure {
     IngestFailure {
         path: path.to_path_buf(),
-        reason: format!("line {line}: {reason}"),
+        reason: format!("{location}: {reason}"),
     }
 }
 

@@ -1,0 +1,319 @@
+use super::pdf_cmap::adopt_unicode_cmaps;
+use super::records::failure_at;
+use super::{file_stem, part_document, LoadedFile};
+use crate::error::IngestError;
+use crate::normalize::normalize;
+use lopdf::Document as PdfDocument;
+use pdf_extract::{output_doc_page, PlainTextOutput};
+use std::any::Any;
+use std::cell::Cell;
+use std::panic::{self, catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::Once;
+
+/// A PDF's text layer, one document per page with text, so every chunk knows its page (`page`
+/// in metadata, `p.N` in the source). A page that cannot be read fails alone. Encrypted PDFs
+/// open only when the empty user password opens them.
+pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
+    if bytes.is_empty() {
+        return Err(IngestError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let parse_error = |message: String| IngestError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    let opened = guarded(|| PdfDocument::load_mem(&bytes))
+        .map_err(|panic| parse_error(format!("not a readable PDF ({panic})")))?;
+    let mut pdf = match opened {
+        Ok(pdf) => pdf,
+        Err(lopdf::Error::Decryption(_)) => return Err(encrypted(path)),
+        Err(err) => return Err(parse_error(format!("not a readable PDF ({err})"))),
+    };
+    if pdf.is_encrypted() && pdf.decrypt("").is_err() {
+        return Err(encrypted(path));
+    }
+    adopt_unicode_cmaps(&mut pdf);
+
+    let pages = pdf.get_pages();
+    let total = pages.len().to_string();
+    let stem = file_stem(path);
+    let mut loaded = LoadedFile::default();
+    for &number in pages.keys() {
+        let text = match page_text(&pdf, number) {
+            Ok(text) => normalize(&text),
+            Err(reason) => {
+                let failure = failure_at(path, &format!("page {number}"), reason);
+                loaded.record_failures.push(failure);
+                continue;
+            }
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let mut document = part_document(
+            path,
+            &format!("p{number}"),
+            &format!("p.{number}"),
+            stem.clone(),
+            text,
+            "pdf",
+            modified,
+        );
+        document
+            .metadata
+            .insert("page".to_owned(), number.to_string());
+        document.metadata.insert("pages".to_owned(), total.clone());
+        loaded.documents.push(document);
+    }
+    if loaded.documents.is_empty() {
+        return Err(match loaded.record_failures.first() {
+            Some(first) => parse_error(format!("no page could be read ({})", first.reason)),
+            None => parse_error("no text layer (a scanned PDF needs OCR first)".to_owned()),
+        });
+    }
+    Ok(loaded)
+}
+
+fn encrypted(path: &Path) -> IngestError {
+    IngestError::Encrypted {
+        path: path.to_path_buf(),
+    }
+}
+
+/// pdf-extract lays text out by position (line breaks, spaces between words); where it gives up,
+/// lopdf's simpler extractor, which needs no page geometry and knows other font encodings, has a
+/// second go. The first reason is kept when both fail.
+fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, String> {
+    let laid_out = guarded(|| {
+        let mut text = String::new();
+        output_doc_page(pdf, &mut PlainTextOutput::new(&mut text), number).map(|()| text)
+    })
+    .and_then(|extracted| extracted.map_err(|err| err.to_string()));
+    laid_out.or_else(|reason| match guarded(|| pdf.extract_text(&[number])) {
+        Ok(Ok(text)) if !text.trim().is_empty() => Ok(text),
+        _ => Err(reason),
+    })
+}
+
+thread_local! {
+    /// Set while this thread runs guarded PDF code, whose panics are reported as failures.
+    static PANICS_ARE_FAILURES: Cell<bool> = const { Cell::new(false) };
+}
+static QUIET_GUARDED_PANICS: Once = Once::new();
+
+/// pdf-extract (and, on odd input, lopdf) panic on constructs they do not support; a panic is
+/// one bad file, not a reason to stop indexing the folder. Such panics become the file's
+/// failure reason instead of a backtrace on stderr; every other panic still reaches the hook
+/// that was there before.
+fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+    QUIET_GUARDED_PANICS.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !PANICS_ARE_FAILURES.get() {
+                previous(info);
+            }
+        }));
+    });
+    PANICS_ARE_FAILURES.set(true);
+    let outcome = catch_unwind(AssertUnwindSafe(work));
+    PANICS_ARE_FAILURES.set(false);
+    outcome.map_err(|panic| panic_message(panic.as_ref()))
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown failure".to_owned());
+    format!("unsupported PDF construct: {message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::IngestError;
+    use crate::load::{load_file, tests::fixture};
+    use crate::samples;
+
+    #[test]
+    fn each_page_with_text_is_a_document_that_knows_its_page() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::pdf(&[
+            "Quarterly report\nRevenue grew 12% in Q3.",
+            "",
+            "東京本社の売上は前年比で増加しました。\n大阪支社は横ばいです。",
+        ])
+        .expect("pdf");
+        let path = fixture(&dir, "report.pdf", &bytes);
+        let loaded = load_file(&path, 9).expect("load");
+        assert!(
+            loaded.record_failures.is_empty(),
+            "{:?}",
+            loaded.record_failures
+        );
+        let name = path.to_string_lossy();
+        let [first, third] = loaded.documents.as_slice() else {
+            panic!("expected pages 1 and 3, got {:?}", loaded.documents);
+        };
+        assert_eq!(first.text, "Quarterly report\nRevenue grew 12% in Q3.");
+        assert_eq!(
+            third.text,
+            "東京本社の売上は前年比で増加しました。\n大阪支社は横ばいです。"
+        );
+        assert_eq!(third.doc_id, format!("{name}#p3"));
+        assert_eq!(third.source, format!("{name} p.3"));
+        assert_eq!(third.title, "report");
+        assert_eq!(third.modified, 9);
+        assert_eq!(third.metadata["page"], "3");
+        assert_eq!(third.metadata["pages"], "3");
+        assert_eq!(third.metadata["doc_type"], "pdf");
+        assert_eq!(first.metadata["page"], "1");
+    }
+
+    #[test]
+    fn a_password_protected_pdf_is_refused_as_encrypted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::encrypted_pdf(&["secret plans"], "hunter2").expect("pdf");
+        let path = fixture(&dir, "locked.pdf", &bytes);
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(matches!(err, IngestError::Encrypted { .. }), "{err}");
+        assert!(
+            err.to_string().contains("locked.pdf: encrypted PDF"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_pdf_encrypted_without_a_user_password_opens() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::encrypted_pdf(&["owner-only protection"], "").expect("pdf");
+        let path = fixture(&dir, "restricted.pdf", &bytes);
+        let loaded = load_file(&path, 0).expect("load");
+        assert_eq!(loaded.documents[0].text, "owner-only protection");
+    }
+
+    #[test]
+    fn corrupt_truncated_and_empty_pdfs_fail_with_reasons() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let whole = samples::pdf(&["some text"]).expect("pdf");
+        let cases: [(&str, &[u8]); 3] = [
+            ("garbage.pdf", b"%PDF-1.7\nthis is not really a pdf\n"),
+            ("truncated.pdf", &whole[..whole.len() / 3]),
+            ("text.pdf", b"plain words, no PDF at all"),
+        ];
+        for (name, bytes) in cases {
+            let path = fixture(&dir, name, bytes);
+            let err = load_file(&path, 0).unwrap_err();
+            assert!(matches!(err, IngestError::Parse { .. }), "{name}: {err}");
+            assert!(err.to_string().contains(name), "{err}");
+        }
+        let empty = fixture(&dir, "empty.pdf", b"");
+        let err = load_file(&empty, 0).unwrap_err();
+        assert!(matches!(err, IngestError::Empty { .. }), "{err}");
+    }
+
+    /// The sample PDF after `edit`, saved and written to `name`.
+    fn edited_pdf(
+        dir: &tempfile::TempDir,
+        name: &str,
+        pages: &[&str],
+        edit: impl FnOnce(&mut lopdf::Document),
+    ) -> std::path::PathBuf {
+        let bytes = samples::pdf(pages).expect("pdf");
+        let mut pdf = lopdf::Document::load_mem(&bytes).expect("parse");
+        edit(&mut pdf);
+        let mut edited = Vec::new();
+        pdf.save_to(&mut edited).expect("save");
+        fixture(dir, name, &edited)
+    }
+
+    fn object_of_type(pdf: &lopdf::Document, kind: &[u8]) -> lopdf::ObjectId {
+        pdf.objects
+            .iter()
+            .find(|(_, object)| {
+                object.as_dict().is_ok_and(|d| {
+                    d.get(b"Type").and_then(lopdf::Object::as_name).ok() == Some(kind)
+                })
+            })
+            .map(|(id, _)| *id)
+            .expect("object of that type")
+    }
+
+    #[test]
+    fn a_page_pdf_extract_panics_on_is_read_by_the_fallback() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // pdf-extract panics on a page without a MediaBox anywhere up its page tree.
+        let path = edited_pdf(&dir, "no-box.pdf", &["first page", "second page"], |pdf| {
+            let pages = object_of_type(pdf, b"Pages");
+            pdf.get_dictionary_mut(pages)
+                .expect("pages")
+                .remove(b"MediaBox");
+        });
+        let loaded = load_file(&path, 0).expect("load");
+        assert!(
+            loaded.record_failures.is_empty(),
+            "{:?}",
+            loaded.record_failures
+        );
+        let texts: Vec<&str> = loaded.documents.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["first page", "second page"]);
+    }
+
+    #[test]
+    fn a_font_with_a_predefined_unicode_cmap_and_no_to_unicode_map_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // How a Japanese PDF with a non-embedded system font is written (reportlab, old Acrobat).
+        let path = edited_pdf(&dir, "ucs2.pdf", &["東京本社 Tokyo"], |pdf| {
+            let type0 = pdf
+                .objects
+                .iter()
+                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
+                .map(|(id, _)| *id)
+                .expect("Type0 font");
+            let font = pdf.get_dictionary_mut(type0).expect("font");
+            font.set("Encoding", lopdf::Object::Name(b"UniJIS-UCS2-H".to_vec()));
+            font.remove(b"ToUnicode");
+        });
+        let loaded = load_file(&path, 0).expect("load");
+        assert_eq!(loaded.documents[0].text, "東京本社 Tokyo");
+    }
+
+    #[test]
+    fn a_page_neither_extractor_reads_is_reported_with_the_reason() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // A Shift-JIS CMap without a ToUnicode map: pdf-extract panics, lopdf refuses.
+        let path = edited_pdf(&dir, "sjis.pdf", &["本文"], |pdf| {
+            let type0 = pdf
+                .objects
+                .iter()
+                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
+                .map(|(id, _)| *id)
+                .expect("Type0 font");
+            let font = pdf.get_dictionary_mut(type0).expect("font");
+            font.set("Encoding", lopdf::Object::Name(b"90ms-RKSJ-H".to_vec()));
+            font.remove(b"ToUnicode");
+        });
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(
+            err.to_string().ends_with(
+                "no page could be read (page 1: unsupported PDF construct: unsupported encoding 90ms-RKSJ-H)"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_pdf_without_a_text_layer_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::pdf(&["", ""]).expect("pdf");
+        let path = fixture(&dir, "scan.pdf", &bytes);
+        let err = load_file(&path, 0).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("no text layer (a scanned PDF needs OCR first)"),
+            "{err}"
+        );
+    }
+}
