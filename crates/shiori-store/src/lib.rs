@@ -128,8 +128,15 @@ impl Store {
         // A store opened to be re-embedded is rebuilt by `reembed`; its old vectors may not
         // even fit the new dimension.
         if !store.options.reembed && store.needs_rebuild()? {
-            tracing::warn!("derived indexes are behind the tables; rebuilding them");
-            store.rebuild_derived()?;
+            // Another process holding the writer lock is in the middle of a write (`shiori index
+            // --watch`, a server's reindex) and brings the indexes up to date itself: read them
+            // as they are rather than fail.
+            if store.keywords.try_lock_writer()? {
+                tracing::warn!("derived indexes are behind the tables; rebuilding them");
+                store.rebuild_derived()?;
+            } else {
+                tracing::info!("another process is writing this index; reading it as it is");
+            }
         }
         Ok(store)
     }
@@ -208,6 +215,11 @@ impl Store {
     /// The stored state of a file, to decide whether it changed.
     pub fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError> {
         tables::file_record(&*self.connection()?, path)
+    }
+
+    /// The project (`project` metadata) a stored file was indexed through, if any.
+    pub fn file_project(&self, path: &str) -> Result<Option<String>, StoreError> {
+        tables::file_project(&*self.connection()?, path)
     }
 
     /// Every indexed file path, sorted.

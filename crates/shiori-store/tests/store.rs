@@ -167,6 +167,16 @@ fn filters_select_keys_in_sql() {
         .metadata
         .insert("project".into(), "docs/a.txt".into());
     assert_eq!(doc_of(&by_metadata), ["a"]);
+    let by_projects = Filters {
+        projects: vec!["notes/b.txt".into(), "elsewhere".into()],
+        ..Filters::default()
+    };
+    assert_eq!(doc_of(&by_projects), ["b"]);
+    assert_eq!(
+        store.file_project("docs/a.txt").unwrap().as_deref(),
+        Some("docs/a.txt")
+    );
+    assert_eq!(store.file_project("missing.txt").unwrap(), None);
     let too_new = Filters {
         modified_after: Some(11),
         ..Filters::default()

@@ -10,7 +10,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use shiori_core::{RetrievalConfig, RetrievalMode};
-use shiori_engine::{EvalRun, IndexReport};
+use shiori_engine::{EvalRun, IndexReport, IndexTarget};
 use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -42,7 +42,7 @@ pub struct ReindexTimings {
     pub total_ms: f64,
 }
 
-/// `POST /api/reindex`: the configured sources plus the uploads folder; 409 while another
+/// `POST /api/reindex`: the configured sources plus the uploads folder, then every project; 409 while another
 /// write runs. Queries keep being served from the previous index until the new one is in.
 pub async fn reindex(State(state): State<SharedState>) -> Result<Json<ReindexResponse>, ApiError> {
     let started = Instant::now();
@@ -51,7 +51,13 @@ pub async fn reindex(State(state): State<SharedState>) -> Result<Json<ReindexRes
         .write("reindex", move |engine, progress| {
             let mut sources = engine.config.source_paths(engine.data_dir());
             sources.push(uploads);
-            let report = engine.index(&sources, progress)?;
+            let mut targets = vec![IndexTarget::Paths(sources.clone())];
+            for name in engine.config.projects.keys() {
+                let target = IndexTarget::Project(name.clone());
+                sources.extend(engine.target_paths(&target)?);
+                targets.push(target);
+            }
+            let report = engine.index_targets(&targets, progress)?;
             Ok((sources, report, engine.embedder().model_id().to_string()))
         })
         .await?;
