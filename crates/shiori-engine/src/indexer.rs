@@ -191,6 +191,7 @@ impl Engine {
         progress: &dyn Progress,
     ) -> Result<IndexReport, EngineError> {
         let started = Instant::now();
+        self.store.lock_for_writing()?;
         let (files, walk_failures) = discover(&scope.paths, &scope.walk)?;
         let mut report = IndexReport {
             files_seen: files.len() + walk_failures.len(),
@@ -424,4 +425,40 @@ fn prepare(
             })
             .collect(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_stamps_its_name_doc_type_and_metadata() {
+        let project = ProjectConfig {
+            doc_type: Some("manual".into()),
+            metadata: BTreeMap::from([
+                ("team".to_string(), "infra".to_string()),
+                ("project".to_string(), "not the name".to_string()),
+            ]),
+            ..ProjectConfig::default()
+        };
+        let mut metadata = BTreeMap::from([("doc_type".to_string(), "markdown".to_string())]);
+        ProjectStamp::new("kumo", &project).stamp(&mut metadata);
+        let expected = [
+            ("doc_type", "manual"),
+            ("format", "markdown"),
+            ("project", "kumo"),
+            ("team", "infra"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        assert_eq!(metadata, BTreeMap::from(expected));
+
+        let plain = ProjectConfig::default();
+        let mut metadata = BTreeMap::from([("doc_type".to_string(), "csv".to_string())]);
+        ProjectStamp::new("sora", &plain).stamp(&mut metadata);
+        assert_eq!(
+            metadata["doc_type"], "csv",
+            "no doc_type of its own: the loader's stays"
+        );
+        assert_eq!(metadata["project"], "sora");
+    }
 }

@@ -59,7 +59,10 @@ impl MiniLmEmbedder {
         // The shipped tokenizer.json pads everything to 128 and truncates at 128; we pad per
         // batch instead and truncate where sentence-transformers does.
         tokenizer.with_padding(None);
-        let counter = tokenizer.clone();
+        let mut counter = tokenizer.clone();
+        counter
+            .with_truncation(None)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length,

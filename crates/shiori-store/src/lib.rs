@@ -39,6 +39,11 @@ pub enum StoreError {
     EmbedderMismatch { stored: String, requested: String },
     #[error("the store's lock was poisoned by a panic in another thread")]
     Poisoned,
+    #[error(
+        "another process is writing the index in {path} (`shiori index --watch`, `shiori serve` \
+         or another `shiori index`); try again when it is done"
+    )]
+    Busy { path: String },
 }
 
 /// What a store is opened with: which embedder its vectors come from and how to analyse text.
@@ -210,6 +215,18 @@ impl Store {
         record_embedder(&transaction, &self.options)?;
         transaction.commit()?;
         Ok(())
+    }
+
+    /// Takes the index's writer lock ahead of a write, so that a second writer (another process
+    /// indexing the same directory) fails here, before changing anything, and not half-way.
+    pub fn lock_for_writing(&mut self) -> Result<(), StoreError> {
+        if self.keywords.try_lock_writer()? {
+            Ok(())
+        } else {
+            Err(StoreError::Busy {
+                path: self.dir.display().to_string(),
+            })
+        }
     }
 
     /// The stored state of a file, to decide whether it changed.
