@@ -109,6 +109,20 @@ fn projects_index_apart_and_searches_stay_in_their_project() {
         "the loader's doc_type: {markdown}"
     );
 
+    let answer = run_json(
+        &data,
+        &["ask", "How often are backups taken?", "--project", "sora"],
+    );
+    let answer_sources = answer["sources"].as_array().unwrap();
+    assert!(!answer_sources.is_empty(), "{answer}");
+    for source in answer_sources {
+        assert_eq!(
+            project_of(source["source"].as_str().unwrap()),
+            "sora",
+            "{answer}"
+        );
+    }
+
     let unknown = run(&data, &["search", "backups", "--project", "kaze"]);
     assert!(!unknown.status.success());
     let message = String::from_utf8_lossy(&unknown.stderr);
