@@ -13,19 +13,18 @@ pub enum IndexTarget {
 }
 
 impl Engine {
-    /// What `shiori index` without paths indexes: `[ingest] sources`, then every project.
+    /// What `shiori index` without paths indexes: every project, then `[ingest] sources`.
+    /// Projects go first so that a file both reach is indexed with its project's metadata; the
+    /// plain pass then finds it unchanged.
     pub fn configured_targets(&self) -> Vec<IndexTarget> {
         let sources = self.config.source_paths(&self.data_dir);
         let plain = (!sources.is_empty()).then_some(IndexTarget::Paths(sources));
-        plain
-            .into_iter()
-            .chain(
-                self.config
-                    .projects
-                    .keys()
-                    .cloned()
-                    .map(IndexTarget::Project),
-            )
+        self.config
+            .projects
+            .keys()
+            .cloned()
+            .map(IndexTarget::Project)
+            .chain(plain)
             .collect()
     }
 

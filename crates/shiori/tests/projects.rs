@@ -205,3 +205,34 @@ fn two_stage_search_ranks_the_current_project_first_then_related_ones() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_file_both_a_project_and_the_plain_sources_reach_keeps_its_project() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path();
+    write(
+        &root.join("docs/a.txt"),
+        "Kumo tickets are answered within a day.",
+    );
+    let data = root.join(".shiori");
+    write(
+        &data.join("shiori.toml"),
+        "[ingest]\nsources = [\"docs\"]\n\n[projects.kumo]\npaths = [\"docs\"]\n",
+    );
+    let first = run_json(&data, &["index"]);
+    assert_eq!(first["files_indexed"], 1, "{first}");
+
+    write(
+        &root.join("docs/a.txt"),
+        "Kumo tickets are answered within an hour.",
+    );
+    let second = run_json(&data, &["index"]);
+    assert_eq!(second["files_indexed"], 1, "{second}");
+    let scoped = run_json(&data, &["search", "tickets answered", "--project", "kumo"]);
+    let hits = scoped["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{scoped}");
+    assert!(
+        hits[0]["text"].as_str().unwrap().contains("an hour"),
+        "{scoped}"
+    );
+}
