@@ -152,8 +152,8 @@ pub struct ProjectArgs {
     /// Only chunks indexed through this project (repeatable: any of them).
     #[arg(long = "project", value_name = "NAME")]
     pub projects: Vec<String>,
-    /// Search the first --project, then its related projects (its `related` list, or the other
-    /// --project names, or every other project), its own hits ranked first.
+    /// Search the first --project, then related projects (the other --project names, else its
+    /// `related` list, else every other project), its own hits ranked first.
     #[arg(long, requires = "projects")]
     pub two_stage: bool,
 }
