@@ -49,6 +49,12 @@ pub struct RetrievalConfig {
     /// Best dense cosine below which `ask` refuses.
     pub threshold: f32,
     pub time_decay: Option<TimeDecay>,
+    /// With a project filter: search its first project, then the related projects, and rank
+    /// the first project's hits first.
+    pub two_stage: bool,
+    /// How many of the `top_k` places a two-stage search keeps for related projects' hits when
+    /// they have any.
+    pub related_hits: usize,
 }
 
 /// Defaults tuned for multilingual-e5-small on jsquad-valid and msmarco-5k only (see the closing
@@ -69,6 +75,8 @@ impl Default for RetrievalConfig {
             bm25_weight: 0.003,
             threshold: 0.855,
             time_decay: None,
+            two_stage: false,
+            related_hits: 2,
         }
     }
 }
@@ -88,6 +96,12 @@ pub enum ChunkerKind {
     Markdown,
     /// One document (record) = one chunk.
     Record,
+    /// Sentences packed up to the embedder's token limit (`max_tokens`), counted with its own
+    /// tokenizer; needs a local embedder.
+    Token,
+    /// Sentences grouped until the embedding similarity of adjacent sentences drops below
+    /// `similarity_threshold` (or `max_chars` is reached).
+    Semantic,
 }
 
 /// The `[chunker]` table of `shiori.toml`. Sizes are in characters.
@@ -99,6 +113,14 @@ pub struct ChunkerConfig {
     pub overlap_chars: usize,
     /// JSONL and CSV records become one chunk each when they fit in `max_chars`.
     pub records_whole: bool,
+    /// The token chunker's limit per chunk, title and prefix included; the embedder's maximum
+    /// sequence length when unset (and never above it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<usize>,
+    /// The semantic chunker starts a new chunk where adjacent sentences' cosine similarity is
+    /// below this. Tuned for multilingual-e5-small, whose cosines run high; all-MiniLM-L6-v2
+    /// needs about 0.3.
+    pub similarity_threshold: f32,
 }
 
 impl Default for ChunkerConfig {
@@ -108,6 +130,8 @@ impl Default for ChunkerConfig {
             max_chars: 800,
             overlap_chars: 100,
             records_whole: true,
+            max_tokens: None,
+            similarity_threshold: 0.82,
         }
     }
 }

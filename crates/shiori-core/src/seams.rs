@@ -22,6 +22,15 @@ pub trait Embedder: Send + Sync {
     fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
     /// Embeds a search query (some models embed queries differently from passages).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+    /// How many tokens the model reads for passage `text`, its prefix and special tokens
+    /// included; `None` when the model's tokenizer is not at hand (embedding APIs).
+    fn count_tokens(&self, _text: &str) -> Option<usize> {
+        None
+    }
+    /// The longest passage in tokens the model reads as one piece; `None` when unknown.
+    fn max_tokens(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Why an index operation failed.

@@ -77,6 +77,9 @@ pub struct Filters {
     /// Exact matches on chunk metadata keys.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+    /// Keeps chunks indexed through any of these projects (`[projects.NAME]` in `shiori.toml`).
+    #[serde(default)]
+    pub projects: Vec<String>,
     pub modified_after: Option<i64>,
     pub modified_before: Option<i64>,
 }
@@ -86,6 +89,7 @@ impl Filters {
         self.doc_ids.is_empty()
             && self.source_prefix.is_none()
             && self.metadata.is_empty()
+            && self.projects.is_empty()
             && self.modified_after.is_none()
             && self.modified_before.is_none()
     }
@@ -154,5 +158,10 @@ mod tests {
             ..Filters::default()
         };
         assert!(!by_source.is_empty());
+        let by_project = Filters {
+            projects: vec!["kumo".into()],
+            ..Filters::default()
+        };
+        assert!(!by_project.is_empty());
     }
 }

@@ -66,6 +66,26 @@ impl Default for IngestConfig {
     }
 }
 
+/// One `[projects.NAME]` table: a named set of sources whose chunks all carry `project = NAME`
+/// (and the project's `doc_type` and `metadata`), so searches can be scoped to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// Folders and files; relative paths are resolved like `[ingest] sources`.
+    pub paths: Vec<PathBuf>,
+    /// Globs a file must match; `[ingest] include` applies when empty.
+    pub include: Vec<String>,
+    /// Globs that skip files, on top of `[ingest] exclude`.
+    pub exclude: Vec<String>,
+    /// Stored as every chunk's `doc_type` (the loader's own value moves to `format`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doc_type: Option<String>,
+    /// Extra metadata for every chunk, filterable with `--filter KEY=VALUE`.
+    pub metadata: BTreeMap<String, String>,
+    /// The projects a two-stage search looks at after this one; every other project when empty.
+    pub related: Vec<String>,
+}
+
 /// The `[eval]` table: the QA set `shiori serve`'s `/api/eval` runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
@@ -218,6 +238,7 @@ pub struct WebSearchConfig {
 pub struct Config {
     pub embedder: EmbedderConfig,
     pub ingest: IngestConfig,
+    pub projects: BTreeMap<String, ProjectConfig>,
     pub chunker: ChunkerConfig,
     pub retrieval: RetrievalConfig,
     pub eval: EvalConfig,
@@ -232,10 +253,19 @@ impl Config {
     pub fn load(data_dir: &Path) -> Result<Config, EngineError> {
         let path = data_dir.join(CONFIG_FILE);
         match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| EngineError::Config {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            }),
+            Ok(text) => {
+                let config: Config = toml::from_str(&text).map_err(|e| EngineError::Config {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                })?;
+                config
+                    .check_projects()
+                    .map_err(|message| EngineError::Config {
+                        path: path.display().to_string(),
+                        message,
+                    })?;
+                Ok(config)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(source) => Err(EngineError::Io {
                 path: path.display().to_string(),
@@ -252,6 +282,67 @@ impl Config {
             .iter()
             .map(|source| resolve(data_dir, source))
             .collect()
+    }
+
+    /// The project called `name`, or an error listing the configured ones.
+    pub fn project(&self, name: &str) -> Result<&ProjectConfig, EngineError> {
+        self.projects.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.projects.keys().map(String::as_str).collect();
+            EngineError::Invalid(if known.is_empty() {
+                format!("unknown project {name:?}: shiori.toml has no [projects.NAME] table")
+            } else {
+                format!(
+                    "unknown project {name:?}; configured projects: {}",
+                    known.join(", ")
+                )
+            })
+        })
+    }
+
+    /// A project's paths, resolved like the sources.
+    pub fn project_paths(&self, data_dir: &Path, project: &ProjectConfig) -> Vec<PathBuf> {
+        project
+            .paths
+            .iter()
+            .map(|path| resolve(data_dir, path))
+            .collect()
+    }
+
+    /// The projects a two-stage search of `name` looks at second: its `related` list, or every
+    /// other project.
+    pub fn related_projects(&self, name: &str) -> Result<Vec<String>, EngineError> {
+        let project = self.project(name)?;
+        Ok(if project.related.is_empty() {
+            self.projects
+                .keys()
+                .filter(|other| *other != name)
+                .cloned()
+                .collect()
+        } else {
+            project.related.clone()
+        })
+    }
+
+    /// Project names are metadata values and related lists must name configured projects.
+    fn check_projects(&self) -> Result<(), String> {
+        for (name, project) in &self.projects {
+            if name.trim().is_empty() {
+                return Err("a project name is empty".to_string());
+            }
+            if project.paths.is_empty() {
+                return Err(format!("[projects.{name}] has no `paths`"));
+            }
+            if let Some(unknown) = project
+                .related
+                .iter()
+                .find(|related| !self.projects.contains_key(*related))
+            {
+                return Err(format!(
+                    "[projects.{name}] related names {unknown:?}, which is not a configured project"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The configured evaluation dataset, resolved like the sources.
@@ -324,5 +415,59 @@ mod tests {
             config.eval_dataset(data_dir),
             Some(PathBuf::from("/project/samples/faq"))
         );
+    }
+
+    const PROJECTS: &str = r#"
+[projects.kumo]
+paths = ["kumo", "/srv/kumo-faq.jsonl"]
+exclude = ["**/draft/**"]
+doc_type = "manual"
+metadata = { team = "infra" }
+related = ["sora"]
+
+[projects.sora]
+paths = ["sora"]
+
+[projects.umi]
+paths = ["umi"]
+"#;
+
+    #[test]
+    fn reads_projects_with_their_paths_and_related_projects() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), PROJECTS).unwrap();
+        let config = Config::load(dir.path()).unwrap();
+        let kumo = config.project("kumo").unwrap();
+        assert_eq!(kumo.doc_type.as_deref(), Some("manual"));
+        assert_eq!(kumo.metadata["team"], "infra");
+        assert_eq!(
+            config.project_paths(Path::new("/home/.shiori"), kumo),
+            [
+                PathBuf::from("/home/kumo"),
+                PathBuf::from("/srv/kumo-faq.jsonl")
+            ]
+        );
+        assert_eq!(config.related_projects("kumo").unwrap(), ["sora"]);
+        assert_eq!(config.related_projects("sora").unwrap(), ["kumo", "umi"]);
+        let unknown = config.project("kaze").unwrap_err().to_string();
+        assert!(unknown.contains("kumo, sora, umi"), "{unknown}");
+        config.save(dir.path()).unwrap();
+        assert_eq!(Config::load(dir.path()).unwrap(), config);
+    }
+
+    #[test]
+    fn rejects_projects_without_paths_or_with_unknown_related_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, expected) in [
+            ("[projects.kumo]\ndoc_type = \"x\"\n", "no `paths`"),
+            (
+                "[projects.kumo]\npaths = [\"a\"]\nrelated = [\"sora\"]\n",
+                "\"sora\"",
+            ),
+        ] {
+            std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+            let error = Config::load(dir.path()).unwrap_err().to_string();
+            assert!(error.contains(expected), "{error}");
+        }
     }
 }

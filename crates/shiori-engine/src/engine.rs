@@ -6,7 +6,7 @@ use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder,
 };
 use shiori_rag::{rerank, PipelineParams, Pipelines, RagError, Retrieval};
-use shiori_retrieve::{Retrieved, Retriever};
+use shiori_retrieve::{merge_two_stage, Retrieved, Retriever};
 use shiori_store::{Store, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -141,7 +141,8 @@ impl Engine {
         self.embedder.as_ref()
     }
 
-    /// Ranks chunks for `query`.
+    /// Ranks chunks for `query`. With `two_stage` and a project filter, the first filtered
+    /// project is searched first and related projects second (see [`merge_two_stage`]).
     pub fn search(
         &self,
         query: &str,
@@ -152,7 +153,32 @@ impl Engine {
             store: &self.store,
             embedder: self.embedder.as_ref(),
         };
-        Ok(retriever.retrieve(query, retrieval, filters, true)?)
+        let Some(current) = filters.projects.first().filter(|_| retrieval.two_stage) else {
+            return Ok(retriever.retrieve(query, retrieval, filters, true)?);
+        };
+        let related = match &filters.projects[1..] {
+            [] => self.config.related_projects(current)?,
+            listed => listed.to_vec(),
+        };
+        let primary_filters = Filters {
+            projects: vec![current.clone()],
+            ..filters.clone()
+        };
+        let primary = retriever.retrieve(query, retrieval, &primary_filters, true)?;
+        if related.is_empty() {
+            return Ok(primary);
+        }
+        let related_filters = Filters {
+            projects: related,
+            ..filters.clone()
+        };
+        let secondary = retriever.retrieve(query, retrieval, &related_filters, true)?;
+        Ok(merge_two_stage(
+            primary,
+            secondary,
+            retrieval.top_k,
+            retrieval.related_hits,
+        ))
     }
 
     /// Ranks chunks for `query`, then reorders them with the configured LLM reranker.

@@ -31,6 +31,8 @@ pub enum EngineError {
     Asset(#[from] shiori_models::assets::AssetError),
     #[error(transparent)]
     ModelLoad(#[from] shiori_models::ModelLoadError),
+    #[error(transparent)]
+    Watch(#[from] crate::watch::WatchError),
     #[error("{0}")]
     Invalid(String),
 }

@@ -1,13 +1,13 @@
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
-use shiori_core::{Chunk, Document};
+use shiori_core::{Chunk, Document, Embedder};
 use shiori_ingest::{
     chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, WalkOptions,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{FileChange, FileRecord};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
@@ -18,6 +18,10 @@ const CHUNKS_PER_EMBED: usize = 256;
 /// The coarsest modification-time resolution of a common filesystem (FAT's two seconds): a file
 /// read sooner than this after its stamp could change again without the stamp moving.
 const COARSEST_MTIME_TICK_NS: i64 = 2_000_000_000;
+/// Metadata keys a project sets on its chunks.
+const PROJECT_KEY: &str = "project";
+const DOC_TYPE_KEY: &str = "doc_type";
+const FORMAT_KEY: &str = "format";
 
 /// Receives progress of long work; `()` ignores it.
 pub trait Progress: Sync {
@@ -30,6 +34,47 @@ impl Progress for () {
     fn start(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64) {}
     fn finish(&self) {}
+}
+
+/// What one indexing run covers: its roots, which files the walk takes, and the project whose
+/// metadata every chunk gets.
+pub(crate) struct Scope {
+    pub paths: Vec<PathBuf>,
+    pub walk: WalkOptions,
+    pub project: Option<ProjectStamp>,
+}
+
+/// The metadata a project adds to each of its documents and chunks.
+pub(crate) struct ProjectStamp {
+    pub name: String,
+    pub doc_type: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl ProjectStamp {
+    pub fn new(name: &str, project: &ProjectConfig) -> ProjectStamp {
+        ProjectStamp {
+            name: name.to_string(),
+            doc_type: project.doc_type.clone(),
+            metadata: project.metadata.clone(),
+        }
+    }
+
+    /// Adds the project's metadata; its `doc_type` replaces the loader's, which is kept as
+    /// `format`.
+    fn stamp(&self, metadata: &mut BTreeMap<String, String>) {
+        metadata.extend(
+            self.metadata
+                .iter()
+                .map(|(key, value)| (key.clone(), value.clone())),
+        );
+        if let Some(doc_type) = &self.doc_type {
+            if let Some(format) = metadata.insert(DOC_TYPE_KEY.to_string(), doc_type.clone()) {
+                metadata.insert(FORMAT_KEY.to_string(), format);
+            }
+        }
+        metadata.insert(PROJECT_KEY.to_string(), self.name.clone());
+    }
 }
 
 /// A file or record that could not be indexed, and why.
@@ -57,6 +102,23 @@ pub struct IndexReport {
     pub elapsed_ms: f64,
 }
 
+impl IndexReport {
+    /// Adds another run's counts to this one (indexing several projects in a row).
+    pub fn absorb(&mut self, other: IndexReport) {
+        self.files_seen += other.files_seen;
+        self.files_indexed += other.files_indexed;
+        self.files_unchanged += other.files_unchanged;
+        self.files_removed += other.files_removed;
+        self.documents += other.documents;
+        self.chunks_added += other.chunks_added;
+        self.chunks_removed += other.chunks_removed;
+        self.chunks_embedded += other.chunks_embedded;
+        self.chunks_cached += other.chunks_cached;
+        self.failures.extend(other.failures);
+        self.elapsed_ms += other.elapsed_ms;
+    }
+}
+
 enum Prepared {
     Changed(ChangedFile),
     /// The content hash matches the store's; the record carries the file's new stamps.
@@ -80,8 +142,12 @@ impl Engine {
         paths: &[PathBuf],
         progress: &dyn Progress,
     ) -> Result<IndexReport, EngineError> {
-        let max_file_bytes = (self.config.ingest.max_file_mb * 1024.0 * 1024.0) as u64;
-        self.index_with_limit(paths, max_file_bytes, progress)
+        let scope = Scope {
+            paths: paths.to_vec(),
+            walk: self.walk_options(None),
+            project: None,
+        };
+        self.index_scope(&scope, progress)
     }
 
     /// Indexes a corpus file the caller vouches for (an evaluation or benchmark set), so the
@@ -91,23 +157,42 @@ impl Engine {
         corpus: &Path,
         progress: &dyn Progress,
     ) -> Result<IndexReport, EngineError> {
-        self.index_with_limit(&[corpus.to_path_buf()], u64::MAX, progress)
+        let scope = Scope {
+            paths: vec![corpus.to_path_buf()],
+            walk: WalkOptions {
+                max_file_bytes: u64::MAX,
+                ..self.walk_options(None)
+            },
+            project: None,
+        };
+        self.index_scope(&scope, progress)
     }
 
-    fn index_with_limit(
+    /// The `[ingest]` walk settings, with a project's include and exclude globs on top.
+    pub(crate) fn walk_options(&self, project: Option<&ProjectConfig>) -> WalkOptions {
+        let ingest = &self.config.ingest;
+        let mut walk = WalkOptions {
+            include: ingest.include.clone(),
+            exclude: ingest.exclude.clone(),
+            max_file_bytes: (ingest.max_file_mb * 1024.0 * 1024.0) as u64,
+        };
+        if let Some(project) = project {
+            if !project.include.is_empty() {
+                walk.include = project.include.clone();
+            }
+            walk.exclude.extend(project.exclude.iter().cloned());
+        }
+        walk
+    }
+
+    pub(crate) fn index_scope(
         &mut self,
-        paths: &[PathBuf],
-        max_file_bytes: u64,
+        scope: &Scope,
         progress: &dyn Progress,
     ) -> Result<IndexReport, EngineError> {
         let started = Instant::now();
-        let ingest = &self.config.ingest;
-        let walk = WalkOptions {
-            include: ingest.include.clone(),
-            exclude: ingest.exclude.clone(),
-            max_file_bytes,
-        };
-        let (files, walk_failures) = discover(paths, &walk)?;
+        self.store.lock_for_writing()?;
+        let (files, walk_failures) = discover(&scope.paths, &scope.walk)?;
         let mut report = IndexReport {
             files_seen: files.len() + walk_failures.len(),
             failures: walk_failures
@@ -125,7 +210,8 @@ impl Engine {
             .map(|f| f.path.display().to_string())
             .chain(walk_failures.iter().map(|f| f.path.display().to_string()))
             .collect();
-        let removals = self.vanished_files(paths, &on_disk)?;
+        let owner = scope.project.as_ref().map(|stamp| stamp.name.as_str());
+        let removals = self.vanished_files(&scope.paths, &on_disk, owner)?;
         report.files_removed = removals.len();
         if !removals.is_empty() {
             let applied = self.store.apply(removals)?;
@@ -136,7 +222,7 @@ impl Engine {
         report.files_unchanged = report.files_seen - report.failures.len() - candidates.len();
         progress.start("indexing files", candidates.len() as u64);
         for batch in candidates.chunks(FILES_PER_BATCH) {
-            self.index_batch(batch, &mut report)?;
+            self.index_batch(batch, scope.project.as_ref(), &mut report)?;
             progress.advance(batch.len() as u64);
         }
         progress.finish();
@@ -145,11 +231,15 @@ impl Engine {
         Ok(report)
     }
 
-    /// Stored files under one of `paths` that are no longer on disk.
+    /// Stored files under one of `paths` that this walk no longer takes: gone from disk, or
+    /// still there but indexed through this run's project (`owner`, none for plain paths) and
+    /// now excluded. A file another project indexed stays, so nested or overlapping project
+    /// folders do not drop each other's files.
     fn vanished_files(
         &self,
         paths: &[PathBuf],
         on_disk: &HashSet<String>,
+        owner: Option<&str>,
     ) -> Result<Vec<FileChange>, EngineError> {
         let roots: Vec<String> = paths
             .iter()
@@ -168,13 +258,17 @@ impl Engine {
                         .is_some_and(|rest| rest.starts_with(std::path::MAIN_SEPARATOR))
             })
         };
-        Ok(self
-            .store
-            .file_paths()?
-            .into_iter()
-            .filter(|stored| under_root(stored) && !on_disk.contains(stored))
-            .map(|path| FileChange::Remove { path })
-            .collect())
+        let mut removals = Vec::new();
+        for stored in self.store.file_paths()? {
+            if !under_root(&stored) || on_disk.contains(&stored) {
+                continue;
+            }
+            if !Path::new(&stored).exists() || self.store.file_project(&stored)?.as_deref() == owner
+            {
+                removals.push(FileChange::Remove { path: stored });
+            }
+        }
+        Ok(removals)
     }
 
     /// Files whose size or modification time differ from what the store remembers, or whose
@@ -201,12 +295,14 @@ impl Engine {
     fn index_batch(
         &mut self,
         batch: &[(DiscoveredFile, Option<FileRecord>)],
+        project: Option<&ProjectStamp>,
         report: &mut IndexReport,
     ) -> Result<(), EngineError> {
         let chunker = &self.config.chunker;
+        let embedder = self.embedder.as_ref();
         let prepared: Vec<Result<Prepared, IndexFailure>> = batch
             .par_iter()
-            .map(|(file, record)| prepare(file, record.as_ref(), chunker))
+            .map(|(file, record)| prepare(file, record.as_ref(), chunker, embedder, project))
             .collect();
         let mut ready = Vec::new();
         let mut changes = Vec::with_capacity(batch.len());
@@ -273,6 +369,8 @@ fn prepare(
     file: &DiscoveredFile,
     record: Option<&FileRecord>,
     chunker: &shiori_core::ChunkerConfig,
+    embedder: &dyn Embedder,
+    project: Option<&ProjectStamp>,
 ) -> Result<Prepared, IndexFailure> {
     let path = file.path.display().to_string();
     let failure = |reason: String| IndexFailure {
@@ -291,7 +389,7 @@ fn prepare(
     if record.is_some_and(|r| r.content_hash == file_record.content_hash) {
         return Ok(Prepared::Unchanged(file_record));
     }
-    let loaded = load_bytes(&file.path, bytes, file.modified).map_err(|e| {
+    let mut loaded = load_bytes(&file.path, bytes, file.modified).map_err(|e| {
         // The error names the path; the report shows the path in its own field.
         let message = e.to_string();
         let reason = message
@@ -299,11 +397,21 @@ fn prepare(
             .map_or(message.clone(), str::to_string);
         failure(reason)
     })?;
-    let chunks = loaded
-        .documents
-        .iter()
-        .flat_map(|document| chunk_document(document, chunker))
-        .collect();
+    let mut chunks: Vec<Chunk> = Vec::new();
+    for document in &loaded.documents {
+        let pieces = chunk_document(document, chunker, Some(embedder))
+            .map_err(|e| failure(e.to_string()))?;
+        chunks.extend(pieces);
+    }
+    // Stamped after chunking: the chunkers read the loader's `doc_type`.
+    if let Some(project) = project {
+        for document in &mut loaded.documents {
+            project.stamp(&mut document.metadata);
+        }
+        for chunk in &mut chunks {
+            project.stamp(&mut chunk.metadata);
+        }
+    }
     Ok(Prepared::Changed(ChangedFile {
         record: file_record,
         documents: loaded.documents,
@@ -317,4 +425,40 @@ fn prepare(
             })
             .collect(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_stamps_its_name_doc_type_and_metadata() {
+        let project = ProjectConfig {
+            doc_type: Some("manual".into()),
+            metadata: BTreeMap::from([
+                ("team".to_string(), "infra".to_string()),
+                ("project".to_string(), "not the name".to_string()),
+            ]),
+            ..ProjectConfig::default()
+        };
+        let mut metadata = BTreeMap::from([("doc_type".to_string(), "markdown".to_string())]);
+        ProjectStamp::new("kumo", &project).stamp(&mut metadata);
+        let expected = [
+            ("doc_type", "manual"),
+            ("format", "markdown"),
+            ("project", "kumo"),
+            ("team", "infra"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        assert_eq!(metadata, BTreeMap::from(expected));
+
+        let plain = ProjectConfig::default();
+        let mut metadata = BTreeMap::from([("doc_type".to_string(), "csv".to_string())]);
+        ProjectStamp::new("sora", &plain).stamp(&mut metadata);
+        assert_eq!(
+            metadata["doc_type"], "csv",
+            "no doc_type of its own: the loader's stays"
+        );
+        assert_eq!(metadata["project"], "sora");
+    }
 }

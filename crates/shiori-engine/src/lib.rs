@@ -8,13 +8,18 @@ mod error;
 mod evaluation;
 mod generation;
 mod indexer;
+mod sources;
+mod watch;
 
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
-    PipelineConfig, ProviderKind, RetryConfig, WebSearchConfig, WebSearchKind, CONFIG_FILE,
+    PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, WebSearchConfig, WebSearchKind,
+    CONFIG_FILE,
 };
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;
 pub use generation::{build_chat_model, Generation};
 pub use indexer::{IndexFailure, IndexReport, Progress};
+pub use sources::IndexTarget;
+pub use watch::{WatchError, WatchPass};

@@ -9,7 +9,7 @@ mod normalize;
 pub mod samples;
 mod walk;
 
-pub use chunk::chunk_document;
+pub use chunk::{chunk_document, ChunkError};
 pub use error::{IngestError, IngestFailure};
 pub use hash::content_hash;
 pub use load::{is_supported, load_bytes, load_file, LoadedFile};

@@ -32,6 +32,9 @@ struct SentenceBertConfig {
 pub struct MiniLmEmbedder {
     model: BertModel,
     tokenizer: Tokenizer,
+    /// The same tokenizer without truncation, to count what a passage would lose.
+    counter: Tokenizer,
+    max_length: usize,
     pad_id: u32,
     dimension: usize,
 }
@@ -56,6 +59,10 @@ impl MiniLmEmbedder {
         // The shipped tokenizer.json pads everything to 128 and truncates at 128; we pad per
         // batch instead and truncate where sentence-transformers does.
         tokenizer.with_padding(None);
+        let mut counter = tokenizer.clone();
+        counter
+            .with_truncation(None)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length,
@@ -73,6 +80,8 @@ impl MiniLmEmbedder {
         Ok(Self {
             model,
             tokenizer,
+            counter,
+            max_length,
             pad_id,
             dimension: config.hidden_size,
         })
@@ -131,6 +140,15 @@ impl Embedder for MiniLmEmbedder {
         self.embed_passages(&[text])?
             .pop()
             .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))
+    }
+
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        self.counter.encode_fast(text, true).ok().map(|e| e.len())
+    }
+
+    /// Longer passages are truncated to this.
+    fn max_tokens(&self) -> Option<usize> {
+        Some(self.max_length)
     }
 }
 
@@ -224,6 +242,8 @@ mod tests {
         };
         assert_eq!(tokens_of(&"word ".repeat(1000)), 256);
         assert_eq!(tokens_of(&"word ".repeat(100)), 102);
+        assert_eq!(model.count_tokens(&"word ".repeat(1000)), Some(1002));
+        assert_eq!(model.max_tokens(), Some(256));
     }
 
     #[test]

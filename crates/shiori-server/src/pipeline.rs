@@ -27,6 +27,8 @@ pub struct QueryRequest {
     #[serde(default)]
     pub filters: Filters,
     pub mode: Option<RetrievalMode>,
+    /// Overrides `[retrieval] two_stage` (it applies with `filters.projects`).
+    pub two_stage: Option<bool>,
 }
 
 impl QueryRequest {
@@ -57,6 +59,7 @@ impl QueryRequest {
             top_k: self.top_k.unwrap_or(base.top_k),
             threshold: self.threshold.unwrap_or(base.threshold),
             mode: self.mode.unwrap_or(base.mode),
+            two_stage: self.two_stage.unwrap_or(base.two_stage),
             ..base.clone()
         })
     }

@@ -323,3 +323,44 @@ async fn cors_is_off_unless_an_origin_is_allowed() {
         "http://app.example"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reindex_covers_projects_and_queries_filter_by_project() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    let handbook = server.work.path().join("handbook");
+    std::fs::create_dir_all(&handbook).unwrap();
+    std::fs::write(
+        handbook.join("leave.txt"),
+        "Parental leave lasts sixteen weeks and workspace storage is never counted against it.",
+    )
+    .unwrap();
+    let config = server.data_dir().join("shiori.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[projects.handbook]\npaths = [\"handbook\"]\n");
+    std::fs::write(&config, text).unwrap();
+
+    let reindex = server.reindex().await;
+    assert_eq!(reindex["report"]["files_indexed"], 6, "{reindex}");
+
+    let question = "How much storage does every workspace include?";
+    let (status, scoped) = server
+        .post(
+            "/api/query",
+            json!({"question": question, "filters": {"projects": ["handbook"]}, "two_stage": true}),
+        )
+        .await;
+    assert_eq!(status, 200, "{scoped}");
+    let sources = scoped["sources"].as_array().unwrap();
+    assert!(!sources.is_empty(), "{scoped}");
+    for source in sources {
+        assert!(
+            source["source"]
+                .as_str()
+                .unwrap()
+                .ends_with("handbook/leave.txt"),
+            "{scoped}"
+        );
+    }
+    let everything = server.ask(question).await;
+    assert_eq!(everything["sources"][0]["doc_id"], "faq-storage");
+}

@@ -15,6 +15,7 @@ use shiori_analysis::{
 };
 use shiori_core::{IndexError, KeywordIndex};
 use tantivy::collector::TopDocs;
+use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -185,16 +186,32 @@ impl TantivyKeywordIndex {
         Ok(())
     }
 
+    /// Takes the index's writer lock unless another writer (another process indexing the same
+    /// directory) holds it: false then, and nothing changes.
+    pub fn try_lock_writer(&mut self) -> Result<bool, IndexError> {
+        if self.writer.is_none() {
+            match self.open_writer() {
+                Ok(writer) => self.writer = Some(writer),
+                Err(tantivy::TantivyError::LockFailure(LockError::LockBusy, _)) => {
+                    return Ok(false)
+                }
+                Err(error) => return Err(backend(error)),
+            }
+        }
+        Ok(true)
+    }
+
+    fn open_writer(&self) -> tantivy::Result<IndexWriter<TantivyDocument>> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(WRITER_MAX_THREADS);
+        self.index
+            .writer_with_num_threads(threads, WRITER_MEMORY_BYTES)
+    }
+
     fn writer(&mut self) -> Result<&mut IndexWriter<TantivyDocument>, IndexError> {
         if self.writer.is_none() {
-            let threads = std::thread::available_parallelism()
-                .map_or(1, usize::from)
-                .min(WRITER_MAX_THREADS);
-            let writer = self
-                .index
-                .writer_with_num_threads(threads, WRITER_MEMORY_BYTES)
-                .map_err(backend)?;
-            self.writer = Some(writer);
+            self.writer = Some(self.open_writer().map_err(backend)?);
         }
         self.writer
             .as_mut()

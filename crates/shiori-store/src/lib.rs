@@ -39,6 +39,11 @@ pub enum StoreError {
     EmbedderMismatch { stored: String, requested: String },
     #[error("the store's lock was poisoned by a panic in another thread")]
     Poisoned,
+    #[error(
+        "another process is writing the index in {path} (`shiori index --watch`, `shiori serve` \
+         or another `shiori index`); try again when it is done"
+    )]
+    Busy { path: String },
 }
 
 /// What a store is opened with: which embedder its vectors come from and how to analyse text.
@@ -128,8 +133,15 @@ impl Store {
         // A store opened to be re-embedded is rebuilt by `reembed`; its old vectors may not
         // even fit the new dimension.
         if !store.options.reembed && store.needs_rebuild()? {
-            tracing::warn!("derived indexes are behind the tables; rebuilding them");
-            store.rebuild_derived()?;
+            // Another process holding the writer lock is in the middle of a write (`shiori index
+            // --watch`, a server's reindex) and brings the indexes up to date itself: read them
+            // as they are rather than fail.
+            if store.keywords.try_lock_writer()? {
+                tracing::warn!("derived indexes are behind the tables; rebuilding them");
+                store.rebuild_derived()?;
+            } else {
+                tracing::info!("another process is writing this index; reading it as it is");
+            }
         }
         Ok(store)
     }
@@ -205,9 +217,26 @@ impl Store {
         Ok(())
     }
 
+    /// Takes the index's writer lock ahead of a write, so that a second writer (another process
+    /// indexing the same directory) fails here, before changing anything, and not half-way.
+    pub fn lock_for_writing(&mut self) -> Result<(), StoreError> {
+        if self.keywords.try_lock_writer()? {
+            Ok(())
+        } else {
+            Err(StoreError::Busy {
+                path: self.dir.display().to_string(),
+            })
+        }
+    }
+
     /// The stored state of a file, to decide whether it changed.
     pub fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError> {
         tables::file_record(&*self.connection()?, path)
+    }
+
+    /// The project (`project` metadata) a stored file was indexed through, if any.
+    pub fn file_project(&self, path: &str) -> Result<Option<String>, StoreError> {
+        tables::file_project(&*self.connection()?, path)
     }
 
     /// Every indexed file path, sorted.

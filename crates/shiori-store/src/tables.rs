@@ -315,6 +315,27 @@ pub(crate) fn chunks_of_document(
     Ok(chunks)
 }
 
+/// The metadata key naming the project a document was indexed through.
+pub(crate) const PROJECT_KEY: &str = "project";
+
+/// The project a stored file's documents were indexed through, if any.
+pub(crate) fn file_project(
+    connection: &Connection,
+    path: &str,
+) -> Result<Option<String>, StoreError> {
+    let project = connection
+        .query_row(
+            &format!(
+                "SELECT json_extract(metadata, '$.{PROJECT_KEY}') FROM documents
+                 WHERE file_path = ?1 LIMIT 1"
+            ),
+            [path],
+            |row| row.get::<_, Option<String>>(0),
+        )
+        .optional()?;
+    Ok(project.flatten())
+}
+
 /// Keys of the chunks that `filters` accepts, evaluated in SQL.
 pub(crate) fn keys_matching(
     connection: &Connection,
@@ -336,6 +357,13 @@ pub(crate) fn keys_matching(
         conditions.push("json_extract(metadata, ?) = ?".to_string());
         values.push(format!("$.\"{}\"", key.replace('"', "")).into());
         values.push(value.clone().into());
+    }
+    if !filters.projects.is_empty() {
+        let placeholders = vec!["?"; filters.projects.len()].join(",");
+        conditions.push(format!(
+            "json_extract(metadata, '$.{PROJECT_KEY}') IN ({placeholders})"
+        ));
+        values.extend(filters.projects.iter().cloned().map(Into::into));
     }
     if let Some(after) = filters.modified_after {
         conditions.push("modified >= ?".to_string());

@@ -167,6 +167,16 @@ fn filters_select_keys_in_sql() {
         .metadata
         .insert("project".into(), "docs/a.txt".into());
     assert_eq!(doc_of(&by_metadata), ["a"]);
+    let by_projects = Filters {
+        projects: vec!["notes/b.txt".into(), "elsewhere".into()],
+        ..Filters::default()
+    };
+    assert_eq!(doc_of(&by_projects), ["b"]);
+    assert_eq!(
+        store.file_project("docs/a.txt").unwrap().as_deref(),
+        Some("docs/a.txt")
+    );
+    assert_eq!(store.file_project("missing.txt").unwrap(), None);
     let too_new = Filters {
         modified_after: Some(11),
         ..Filters::default()
@@ -191,6 +201,32 @@ fn derived_indexes_are_rebuilt_after_a_crash_before_commit() {
     let store = open(dir.path());
     assert_eq!(keyword_doc_ids(&store, "bananas"), ["b"]);
     assert_eq!(store.vectors().len(), 2);
+}
+
+#[test]
+fn a_second_writer_is_refused_and_a_reader_opens_during_a_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = open(dir.path());
+    writer.lock_for_writing().unwrap();
+    writer
+        .apply(vec![upsert("a.txt", "a", &[("apples", [1.0, 0.0, 0.0])])])
+        .unwrap();
+    writer.commit().unwrap();
+    writer
+        .apply(vec![upsert("b.txt", "b", &[("bananas", [0.0, 1.0, 0.0])])])
+        .unwrap();
+
+    // Mid-write (tables ahead of the derived indexes): a reader serves what was committed
+    // instead of rebuilding under the writer, and a second writer is turned away.
+    let mut reader = open(dir.path());
+    assert_eq!(keyword_doc_ids(&reader, "apples"), ["a"]);
+    let refused = reader.lock_for_writing().unwrap_err().to_string();
+    assert!(refused.contains("another process is writing"), "{refused}");
+
+    writer.commit().unwrap();
+    drop(writer);
+    let after = open(dir.path());
+    assert_eq!(keyword_doc_ids(&after, "bananas"), ["b"]);
 }
 
 /// A committed store holding one chunk, closed again.

@@ -27,13 +27,22 @@ pub struct Cli {
 pub enum Command {
     /// Create the data directory and its shiori.toml with default settings.
     Init,
-    /// Index files and folders; unchanged files are skipped, vanished ones dropped.
+    /// Index files and folders; unchanged files are skipped, vanished ones dropped. Without
+    /// paths or --project: [ingest] sources and every [projects.NAME] of shiori.toml.
     Index {
-        #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Index this configured project (repeatable); its chunks carry `project = NAME`.
+        #[arg(long = "project", value_name = "NAME", conflicts_with = "paths")]
+        projects: Vec<String>,
         /// First recompute every stored vector with the configured embedder (after changing it).
         #[arg(long)]
         reembed: bool,
+        /// Keep running and re-index files as they change (deleted ones are dropped) until Ctrl-C.
+        #[arg(long)]
+        watch: bool,
+        /// With --watch: how long changes must settle before a re-index.
+        #[arg(long, default_value_t = 500, value_name = "MS")]
+        debounce_ms: u64,
     },
     /// Rank chunks for a query.
     Search {
@@ -44,6 +53,8 @@ pub enum Command {
         /// `modified_before` are special keys, anything else matches chunk metadata.
         #[arg(long = "filter", value_name = "KEY=VALUE")]
         filters: Vec<String>,
+        #[command(flatten)]
+        scope: ProjectArgs,
         /// Reorder the hits with the configured LLM reranker.
         #[arg(long)]
         rerank: bool,
@@ -58,6 +69,8 @@ pub enum Command {
         threshold: Option<f32>,
         #[arg(long = "filter", value_name = "KEY=VALUE")]
         filters: Vec<String>,
+        #[command(flatten)]
+        scope: ProjectArgs,
         /// extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative, agentic or
         /// reflective; defaults to [pipeline] default in shiori.toml.
         #[arg(long)]
@@ -131,6 +144,18 @@ impl From<EmbedderArg> for EmbedderKind {
             EmbedderArg::Minilm => EmbedderKind::Minilm,
         }
     }
+}
+
+/// Which projects a search covers.
+#[derive(Debug, Args)]
+pub struct ProjectArgs {
+    /// Only chunks indexed through this project (repeatable: any of them).
+    #[arg(long = "project", value_name = "NAME")]
+    pub projects: Vec<String>,
+    /// Search the first --project, then related projects (the other --project names, else its
+    /// `related` list, else every other project), its own hits ranked first.
+    #[arg(long, requires = "projects")]
+    pub two_stage: bool,
 }
 
 #[derive(Debug, Args)]

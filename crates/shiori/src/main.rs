@@ -5,12 +5,13 @@ mod bench;
 mod bench_generate;
 mod bench_ingest;
 mod cli;
+mod indexing;
 mod output;
 mod progress;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, RetrievalArgs};
+use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{AskOptions, Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
@@ -50,7 +51,13 @@ fn run(cli: &Cli) -> Result<()> {
                 || format!("initialised {}", cli.data_dir.display()),
             )
         }
-        Command::Index { paths, reembed } => {
+        Command::Index {
+            paths,
+            projects,
+            reembed,
+            watch,
+            debounce_ms,
+        } => {
             let mut engine = if *reembed {
                 let mut engine = Engine::open_with(&cli.data_dir, &home, true)?;
                 let converted = engine.reembed()?;
@@ -62,18 +69,25 @@ fn run(cli: &Cli) -> Result<()> {
             } else {
                 open_engine(cli, &home)?
             };
-            let report = engine.index(paths, &progress::Bar::default())?;
-            output::print(cli.json, &report, || output::index_report(&report))
+            let request = indexing::IndexRequest {
+                paths,
+                projects,
+                watch: *watch,
+                debounce: Duration::from_millis(*debounce_ms),
+                json: cli.json,
+            };
+            indexing::run(&mut engine, &request)
         }
         Command::Search {
             query,
             retrieval,
             filters,
+            scope,
             rerank,
         } => {
             let engine = open_engine(cli, &home)?;
-            let config = retrieval_config(&engine.config.retrieval, retrieval, None);
-            let filters = parse_filters(filters)?;
+            let mut config = retrieval_config(&engine.config.retrieval, retrieval, None);
+            let filters = scoped_filters(&engine, &mut config, filters, scope)?;
             let retrieved = if *rerank {
                 engine.search_reranked(query, &config, &filters)?
             } else {
@@ -95,16 +109,18 @@ fn run(cli: &Cli) -> Result<()> {
             retrieval,
             threshold,
             filters,
+            scope,
             pipeline,
             rerank,
         } => {
             let engine = open_engine(cli, &home)?;
-            let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
+            let mut config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
+            let filters = scoped_filters(&engine, &mut config, filters, scope)?;
             let options = AskOptions {
                 pipeline: pipeline.clone(),
                 rerank: *rerank,
             };
-            let answer = engine.ask_with(question, &config, &parse_filters(filters)?, &options)?;
+            let answer = engine.ask_with(question, &config, &filters, &options)?;
             output::print(cli.json, &answer, || output::answer(&answer))
         }
         Command::Eval {
@@ -285,6 +301,23 @@ fn retrieval_config(
         threshold: threshold.unwrap_or(base.threshold),
         ..base.clone()
     }
+}
+
+/// `--filter`s plus `--project`s (which must be configured); `--two-stage` switches the
+/// two-stage search on.
+fn scoped_filters(
+    engine: &Engine,
+    retrieval: &mut RetrievalConfig,
+    raw: &[String],
+    scope: &ProjectArgs,
+) -> Result<Filters> {
+    let mut filters = parse_filters(raw)?;
+    for name in &scope.projects {
+        engine.config.project(name)?;
+    }
+    filters.projects = scope.projects.clone();
+    retrieval.two_stage |= scope.two_stage;
+    Ok(filters)
 }
 
 fn parse_filters(raw: &[String]) -> Result<Filters> {

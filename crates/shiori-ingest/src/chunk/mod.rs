@@ -5,10 +5,24 @@ mod boundary;
 mod fixed;
 mod markdown;
 mod recursive;
+mod semantic;
 mod table;
+mod token;
 
 use crate::hash::content_hash;
-use shiori_core::{embedding_input, Chunk, ChunkerConfig, ChunkerKind, Document};
+use shiori_core::{embedding_input, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder};
+use thiserror::Error;
+
+/// Why a document could not be chunked (only the model-driven chunkers can fail).
+#[derive(Debug, Error)]
+pub enum ChunkError {
+    #[error("the {0} chunker needs the embedder, and none was given")]
+    NoEmbedder(&'static str),
+    #[error("the token chunker needs a local embedder's tokenizer (e5 or minilm)")]
+    NoTokenizer,
+    #[error("the semantic chunker could not embed sentences: {0}")]
+    Embed(#[from] shiori_core::EmbedError),
+}
 
 /// A piece of text and the chunker's metadata for it.
 struct Piece {
@@ -27,8 +41,13 @@ impl Piece {
 
 /// Splits `document` with the configured chunker. Chunk ids are `{doc_id}#{index}`; chunks
 /// inherit the document's title, source, time and metadata (plus `header_path` from the
-/// Markdown chunker). Never returns empty chunks; an empty document has none.
-pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk> {
+/// Markdown chunker). Never returns empty chunks; an empty document has none. The token and
+/// semantic chunkers use `embedder` (its tokenizer, its sentence vectors); the others ignore it.
+pub fn chunk_document(
+    document: &Document,
+    config: &ChunkerConfig,
+    embedder: Option<&dyn Embedder>,
+) -> Result<Vec<Chunk>, ChunkError> {
     // A zero size would make no window progress; one char is the smallest meaningful chunk.
     let max = config.max_chars.max(1);
     let text = document.text.trim();
@@ -51,9 +70,35 @@ pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk>
             .map(Piece::plain)
             .collect(),
         ChunkerKind::Markdown => markdown::split(text, max),
+        ChunkerKind::Token => {
+            let embedder = embedder.ok_or(ChunkError::NoEmbedder("token"))?;
+            let limit = embedder.max_tokens().ok_or(ChunkError::NoTokenizer)?;
+            let budget = config.max_tokens.map_or(limit, |wanted| wanted.min(limit));
+            if embedder.count_tokens("").is_none() {
+                return Err(ChunkError::NoTokenizer);
+            }
+            // Every count after the probe above comes from the same tokenizer.
+            let count = |piece: &str| {
+                embedder
+                    .count_tokens(&embedding_input(&document.title, piece))
+                    .unwrap_or(usize::MAX)
+            };
+            token::split(text, budget, &count)
+                .into_iter()
+                .map(Piece::plain)
+                .collect()
+        }
+        ChunkerKind::Semantic => {
+            let embedder = embedder.ok_or(ChunkError::NoEmbedder("semantic"))?;
+            let embed = |sentences: &[&str]| embedder.embed_passages(sentences);
+            semantic::split(text, max, config.similarity_threshold, &embed)?
+                .into_iter()
+                .map(Piece::plain)
+                .collect()
+        }
     };
     let total = count(pieces.len());
-    pieces
+    Ok(pieces
         .into_iter()
         .enumerate()
         .map(|(index, piece)| {
@@ -76,7 +121,7 @@ pub fn chunk_document(document: &Document, config: &ChunkerConfig) -> Vec<Chunk>
                 metadata,
             }
         })
-        .collect()
+        .collect())
 }
 
 /// Markdown files, and Word documents, which their loader writes as Markdown.
@@ -124,12 +169,16 @@ mod tests {
         }
     }
 
+    fn chunk(document: &Document, config: &ChunkerConfig) -> Vec<Chunk> {
+        chunk_document(document, config, None).unwrap()
+    }
+
     fn config(kind: ChunkerKind, max_chars: usize, overlap_chars: usize) -> ChunkerConfig {
         ChunkerConfig {
             kind,
             max_chars,
             overlap_chars,
-            records_whole: true,
+            ..ChunkerConfig::default()
         }
     }
 
@@ -139,7 +188,7 @@ mod tests {
             "txt",
             "One sentence here. Two sentence here. Three sentence here.",
         );
-        let chunks = chunk_document(&doc, &config(ChunkerKind::Fixed, 22, 0));
+        let chunks = chunk(&doc, &config(ChunkerKind::Fixed, 22, 0));
         assert_eq!(chunks.len(), 3);
         for (i, chunk) in chunks.iter().enumerate() {
             assert_eq!(chunk.chunk_id, format!("doc#{i}"));
@@ -167,19 +216,12 @@ mod tests {
         let text = "First sentence. Second sentence. Third sentence.";
         let record = document("jsonl", text);
         let fixed = config(ChunkerKind::Fixed, 20, 0);
-        assert_eq!(
-            chunk_document(&record, &fixed).len(),
-            3,
-            "too long to stay whole"
-        );
+        assert_eq!(chunk(&record, &fixed).len(), 3, "too long to stay whole");
         let roomy = config(ChunkerKind::Fixed, 100, 5);
-        assert_eq!(chunk_document(&record, &roomy).len(), 1);
+        assert_eq!(chunk(&record, &roomy).len(), 1);
+        assert_eq!(chunk(&document("csv-record", text), &roomy).len(), 1);
         assert_eq!(
-            chunk_document(&document("csv-record", text), &roomy).len(),
-            1
-        );
-        assert_eq!(
-            chunk_document(&document("txt", text), &fixed).len(),
+            chunk(&document("txt", text), &fixed).len(),
             3,
             "not a record"
         );
@@ -187,13 +229,13 @@ mod tests {
             records_whole: false,
             ..config(ChunkerKind::Recursive, 20, 0)
         };
-        assert_eq!(chunk_document(&record, &split_records).len(), 3);
+        assert_eq!(chunk(&record, &split_records).len(), 3);
     }
 
     #[test]
     fn the_record_chunker_always_makes_one_chunk() {
         let doc = document("txt", &"word ".repeat(100));
-        let chunks = chunk_document(&doc, &config(ChunkerKind::Record, 10, 0));
+        let chunks = chunk(&doc, &config(ChunkerKind::Record, 10, 0));
         assert_eq!(chunks.len(), 1);
         assert_eq!(chunks[0].text, doc.text.trim());
     }
@@ -201,7 +243,7 @@ mod tests {
     #[test]
     fn markdown_chunks_get_a_header_path() {
         let doc = document("markdown", "# Guide\n## Install\nRun it.\n## Use\nClick.");
-        let chunks = chunk_document(&doc, &config(ChunkerKind::Markdown, 100, 0));
+        let chunks = chunk(&doc, &config(ChunkerKind::Markdown, 100, 0));
         let paths: Vec<&str> = chunks
             .iter()
             .map(|c| c.metadata["header_path"].as_str())
@@ -219,16 +261,25 @@ mod tests {
             ChunkerKind::Markdown,
             ChunkerKind::Record,
         ] {
-            assert!(chunk_document(&document("txt", " \n "), &config(kind, 0, 0)).is_empty());
+            assert!(chunk(&document("txt", " \n "), &config(kind, 0, 0)).is_empty());
         }
     }
 
     #[test]
     fn a_zero_size_still_terminates() {
-        let chunks = chunk_document(&document("txt", "abc"), &config(ChunkerKind::Fixed, 0, 0));
+        let chunks = chunk(&document("txt", "abc"), &config(ChunkerKind::Fixed, 0, 0));
         assert_eq!(
             chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
             ["a", "b", "c"]
         );
+    }
+
+    #[test]
+    fn model_chunkers_need_an_embedder() {
+        let doc = document("txt", "One. Two.");
+        for kind in [ChunkerKind::Token, ChunkerKind::Semantic] {
+            let error = chunk_document(&doc, &config(kind, 100, 0), None).unwrap_err();
+            assert!(matches!(error, ChunkError::NoEmbedder(_)), "{error}");
+        }
     }
 }

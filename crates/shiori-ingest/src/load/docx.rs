@@ -305,7 +305,7 @@ mod tests {
         assert_eq!(doc.source, path.to_string_lossy());
         assert_eq!(doc.metadata["doc_type"], "docx");
 
-        let chunks = chunk_document(doc, &ChunkerConfig::default());
+        let chunks = chunk_document(doc, &ChunkerConfig::default(), None).unwrap();
         let table_chunk = chunks
             .iter()
             .find(|c| c.text.contains("| Economy | 120 |"))

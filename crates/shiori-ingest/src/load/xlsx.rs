@@ -221,7 +221,7 @@ mod tests {
             &xlsx(&[("Stock", table)]).expect("xlsx"),
         );
         let doc = &load_file(&path, 0).expect("load").documents[0];
-        let chunks = chunk_document(doc, &ChunkerConfig::default());
+        let chunks = chunk_document(doc, &ChunkerConfig::default(), None).unwrap();
         assert!(chunks.len() > 3, "{}", chunks.len());
         for chunk in &chunks {
             assert!(

@@ -106,6 +106,15 @@ impl Embedder for E5Embedder {
             .pop()
             .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))
     }
+
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        Some(self.tokens(text, "passage: ").len() + 2)
+    }
+
+    /// Longer passages are embedded in windows of this size rather than read whole.
+    fn max_tokens(&self) -> Option<usize> {
+        Some(self.encoder.hyper.max_positions)
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +158,11 @@ mod tests {
         let model = e5();
         let long = "社内規程の第三条に定める手続き。".repeat(120);
         assert!(model.tokens(&long, "passage: ").len() > 1000);
+        assert_eq!(
+            model.count_tokens(&long),
+            Some(model.tokens(&long, "passage: ").len() + 2)
+        );
+        assert_eq!(model.max_tokens(), Some(512));
         let vectors = model.embed_passages(&["short", &long]).unwrap();
         for vector in &vectors {
             assert_eq!(vector.len(), model.dimension());

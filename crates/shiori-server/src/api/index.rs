@@ -10,7 +10,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use shiori_core::{RetrievalConfig, RetrievalMode};
-use shiori_engine::{EvalRun, IndexReport};
+use shiori_engine::{EvalRun, IndexReport, IndexTarget};
 use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -42,16 +42,20 @@ pub struct ReindexTimings {
     pub total_ms: f64,
 }
 
-/// `POST /api/reindex`: the configured sources plus the uploads folder; 409 while another
-/// write runs. Queries keep being served from the previous index until the new one is in.
+/// `POST /api/reindex`: every project, the configured sources and the uploads folder; 409 while
+/// another write runs. Queries keep being served from the previous index until the new one is in.
 pub async fn reindex(State(state): State<SharedState>) -> Result<Json<ReindexResponse>, ApiError> {
     let started = Instant::now();
     let uploads = state.uploads_dir.clone();
     let (sources, report, model) = state
         .write("reindex", move |engine, progress| {
-            let mut sources = engine.config.source_paths(engine.data_dir());
-            sources.push(uploads);
-            let report = engine.index(&sources, progress)?;
+            let mut targets = engine.configured_targets();
+            targets.push(IndexTarget::Paths(vec![uploads]));
+            let mut sources = Vec::new();
+            for target in &targets {
+                sources.extend(engine.target_paths(target)?);
+            }
+            let report = engine.index_targets(&targets, progress)?;
             Ok((sources, report, engine.embedder().model_id().to_string()))
         })
         .await?;

@@ -1,0 +1,93 @@
+//! `shiori index`: what to index (paths, projects, or everything configured), once or watching.
+
+use crate::{output, progress};
+use anyhow::{bail, Result};
+use shiori_engine::{Engine, IndexTarget, WatchPass};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What `shiori index` was asked to do.
+pub struct IndexRequest<'a> {
+    pub paths: &'a [PathBuf],
+    pub projects: &'a [String],
+    pub watch: bool,
+    pub debounce: Duration,
+    pub json: bool,
+}
+
+/// Indexes the request's targets once and prints one report, or watches them and prints a
+/// report (one JSON line with `--json`) per pass that changed something.
+pub fn run(engine: &mut Engine, request: &IndexRequest<'_>) -> Result<()> {
+    let targets = targets(engine, request)?;
+    let bar = progress::Bar::default();
+    if !request.watch {
+        let report = engine.index_targets(&targets, &bar)?;
+        return output::print(request.json, &report, || output::index_report(&report));
+    }
+    eprintln!("watching {} target(s); Ctrl-C stops", targets.len());
+    engine.watch(&targets, request.debounce, &bar, &mut |pass| {
+        print_pass(&pass, request.json);
+        ControlFlow::Continue(())
+    })?;
+    Ok(())
+}
+
+fn targets(engine: &Engine, request: &IndexRequest<'_>) -> Result<Vec<IndexTarget>> {
+    if !request.paths.is_empty() {
+        return Ok(vec![IndexTarget::Paths(request.paths.to_vec())]);
+    }
+    if !request.projects.is_empty() {
+        for name in request.projects {
+            engine.config.project(name)?;
+        }
+        return Ok(request
+            .projects
+            .iter()
+            .cloned()
+            .map(IndexTarget::Project)
+            .collect());
+    }
+    let configured = engine.configured_targets();
+    if configured.is_empty() {
+        bail!(
+            "nothing to index: name files or folders, or configure `[ingest] sources` or \
+             `[projects.NAME] paths` in {}",
+            engine.data_dir().join(shiori_engine::CONFIG_FILE).display()
+        );
+    }
+    Ok(configured)
+}
+
+fn print_pass(pass: &WatchPass<'_>, json: bool) {
+    let target = match pass.target {
+        IndexTarget::Paths(paths) => paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        IndexTarget::Project(name) => format!("project {name}"),
+    };
+    match &pass.result {
+        Ok(report) => {
+            let changed = report.files_indexed + report.files_removed + report.failures.len();
+            if !pass.initial && changed == 0 {
+                return;
+            }
+            if json {
+                let line = serde_json::json!({"target": target, "report": report});
+                println!("{line}");
+            } else {
+                println!("{target}: {}", output::index_report(report));
+            }
+        }
+        Err(error) => {
+            if json {
+                let line = serde_json::json!({"target": target, "error": error.to_string()});
+                println!("{line}");
+            } else {
+                eprintln!("{target}: error: {error}");
+            }
+        }
+    }
+}
