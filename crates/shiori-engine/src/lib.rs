@@ -8,13 +8,16 @@ mod error;
 mod evaluation;
 mod generation;
 mod indexer;
+mod store;
 
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
-    PipelineConfig, ProviderKind, RetryConfig, WebSearchConfig, WebSearchKind, CONFIG_FILE,
+    PipelineConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind, WebSearchConfig, WebSearchKind,
+    CONFIG_FILE,
 };
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;
 pub use generation::{build_chat_model, Generation};
 pub use indexer::{IndexFailure, IndexReport, Progress};
+pub use store::{init_store, migrate_store, MigrationReport, StoreInit};

@@ -25,7 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create the data directory and its shiori.toml with default settings.
+    /// Create the data directory and its shiori.toml with default settings, and bring the
+    /// configured store's schema up to date (PostgreSQL migrations).
     Init,
     /// Index files and folders; unchanged files are skipped, vanished ones dropped.
     Index {
@@ -88,6 +89,16 @@ pub enum Command {
     },
     /// Counts and settings of the data directory.
     Stats,
+    /// Copy an embedded store (documents, chunks and their vectors, no re-embedding) into a
+    /// PostgreSQL database; the password comes from [store] password_env (SHIORI_PG_PASSWORD).
+    Migrate {
+        /// The embedded store's data directory.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// The database, `postgres://user@host:port/database`.
+        #[arg(long)]
+        to: String,
+    },
     /// Serve the HTTP API and the web page. `SHIORI_API_KEY` set = every /api route needs
     /// `Authorization: Bearer <key>`.
     Serve {

@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
-use shiori_engine::{AskOptions, Config, Engine, EngineError};
+use shiori_engine::{init_store, migrate_store, AskOptions, Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
 use shiori_server::{Server, ServerOptions};
 use std::time::Duration;
@@ -43,11 +43,35 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Init => {
             let config = Config::load(&cli.data_dir)?;
             config.save(&cli.data_dir)?;
+            let store = init_store(&config)?;
             output::print(
                 cli.json,
-                &serde_json::json!({"data_dir": cli.data_dir}),
-                || format!("initialised {}", cli.data_dir.display()),
+                &serde_json::json!({"data_dir": cli.data_dir, "store": store}),
+                || {
+                    let migrations = match store.schema_version {
+                        Some(version) => format!(
+                            "; database schema at version {version} ({} migration(s) applied)",
+                            store.migrations_applied.len()
+                        ),
+                        None => String::new(),
+                    };
+                    format!("initialised {}{migrations}", cli.data_dir.display())
+                },
             )
+        }
+        Command::Migrate { from, to } => {
+            let config = Config::load(&cli.data_dir)?;
+            let target = config.store.postgres(Some(to))?;
+            let report = migrate_store(from, &target, &home, &progress::Bar::default())?;
+            output::print(cli.json, &report, || {
+                format!(
+                    "copied {} file(s), {} chunk(s) with their {} vectors in {:.1} s",
+                    report.files,
+                    report.chunks_added,
+                    report.embedder,
+                    report.elapsed_ms / 1000.0
+                )
+            })
         }
         Command::Index { paths, reembed } => {
             let mut engine = if *reembed {
