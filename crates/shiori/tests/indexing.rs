@@ -128,7 +128,9 @@ fn a_same_size_edit_that_keeps_the_modification_time_is_reindexed(backend: Backe
     let corpus = work.path().join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     let note = corpus.join("quota.txt");
-    let stamp = std::time::SystemTime::now();
+    // Ahead of the clock, so the first run's read falls within the stamp's tick however slowly
+    // the run starts on a loaded machine.
+    let stamp = std::time::SystemTime::now() + Duration::from_secs(60);
     let write = |text: &str| {
         std::fs::write(&note, text).unwrap();
         let file = std::fs::File::options().write(true).open(&note).unwrap();
