@@ -12,8 +12,8 @@ mod store;
 
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
-    PipelineConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind, WebSearchConfig, WebSearchKind,
-    CONFIG_FILE,
+    PipelineConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind, WebSearchConfig,
+    WebSearchKind, CONFIG_FILE,
 };
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;

@@ -76,7 +76,10 @@ pub fn migrate_store(
     // The analyzers decide the keyword terms; the ones the engine would open the store with.
     let japanese = JapaneseTokenization::load(Some(&home.ipadic_dictionary()))?;
     let (embedder_id, dimension) = stored_embedder(from)?.ok_or_else(|| {
-        EngineError::Invalid(format!("{} holds no embedded store to migrate", from.display()))
+        EngineError::Invalid(format!(
+            "{} holds no embedded store to migrate",
+            from.display()
+        ))
     })?;
     let options = || StoreOptions {
         embedder_id: embedder_id.clone(),

@@ -1,7 +1,5 @@
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
-use shiori_core::{
-    Chunk, EmbedError, Embedder, Filters, Hit, RetrievalConfig, RetrievalMode,
-};
+use shiori_core::{Chunk, EmbedError, Embedder, Filters, Hit, RetrievalConfig, RetrievalMode};
 use shiori_store::{DocumentStore, StoreError};
 use std::collections::HashMap;
 use std::time::Instant;

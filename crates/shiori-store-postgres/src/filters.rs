@@ -28,7 +28,10 @@ pub(crate) fn condition(filters: &Filters, params: &mut Vec<Param>) -> String {
                 .iter()
                 .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))),
         );
-        let slot = next(params, Box::new(serde_json::Value::Object(pairs).to_string()));
+        let slot = next(
+            params,
+            Box::new(serde_json::Value::Object(pairs).to_string()),
+        );
         conditions.push(format!("c.metadata @> {slot}::TEXT::JSONB"));
     }
     if let Some(after) = filters.modified_after {

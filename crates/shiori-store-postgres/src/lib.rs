@@ -13,7 +13,7 @@ mod terms;
 pub mod test_server;
 mod write;
 
-use postgres::{Client, NoTls};
+use postgres::{Client, GenericClient, NoTls};
 use shiori_core::{Chunk, Filters};
 use shiori_store::{
     ApplyReport, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions, StoreStats,
@@ -159,51 +159,93 @@ impl PostgresStore {
         let mut client = connect(postgres)?;
         schema::check_version(&mut client)?;
         let analyzer_name = shiori_analysis::japanese_analyzer_name(&options.japanese);
-        {
-            let mut transaction = client.transaction().map_err(PostgresError::from)?;
-            transaction
-                .execute("SELECT pg_advisory_xact_lock($1)", &[&schema::WRITE_LOCK])
-                .map_err(PostgresError::from)?;
-            let chunks = read::count(&mut transaction, "chunks")?;
-            let stored_embedder = read::meta(&mut transaction, "embedder")?;
-            let stored_analyzer = read::meta(&mut transaction, "japanese_analyzer")?;
-            if chunks > 0 {
-                if let Some(stored) = stored_embedder.filter(|s| *s != options.embedder_id) {
-                    if !options.reembed {
-                        return Err(StoreError::EmbedderMismatch {
-                            stored,
-                            requested: options.embedder_id.clone(),
-                        });
-                    }
-                }
-                if let Some(stored) = stored_analyzer.filter(|s| s != analyzer_name) {
-                    return Err(PostgresError::AnalyzerMismatch {
-                        stored,
-                        requested: analyzer_name.to_string(),
-                    }
-                    .into());
-                }
-            } else {
-                write::record_embedder(&mut transaction, &options)?;
-            }
-            write::set_meta(&mut transaction, "japanese_analyzer", analyzer_name)?;
-            if !options.reembed {
-                schema::ensure_vector_index(&mut transaction, options.dimension, &postgres.hnsw)?;
-            }
-            transaction.commit().map_err(PostgresError::from)?;
+        // Checked without writing first, so a store that is set up opens on a read replica.
+        if !setup_needed(&mut client, &options, analyzer_name)? {
+            return Ok(PostgresStore::new(
+                client,
+                options,
+                analyzer_name,
+                postgres.hnsw,
+            ));
         }
-        Ok(PostgresStore {
+        let mut transaction = client.transaction().map_err(PostgresError::from)?;
+        transaction
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&schema::WRITE_LOCK])
+            .map_err(PostgresError::from)?;
+        // Another writer may have changed things since the check.
+        setup_needed(&mut transaction, &options, analyzer_name)?;
+        if read::count(&mut transaction, "chunks")? == 0 {
+            write::record_embedder(&mut transaction, &options)?;
+        }
+        write::set_meta(&mut transaction, "japanese_analyzer", analyzer_name)?;
+        if !options.reembed {
+            schema::ensure_vector_index(&mut transaction, options.dimension, &postgres.hnsw)?;
+        }
+        transaction.commit().map_err(PostgresError::from)?;
+        Ok(PostgresStore::new(
+            client,
+            options,
+            analyzer_name,
+            postgres.hnsw,
+        ))
+    }
+
+    fn new(
+        client: Client,
+        options: StoreOptions,
+        analyzer_name: &'static str,
+        hnsw: HnswParams,
+    ) -> PostgresStore {
+        PostgresStore {
             client: Mutex::new(client),
             analyzers: Analyzers::new(&options.japanese),
             options,
             analyzer_name,
-            hnsw: postgres.hnsw,
-        })
+            hnsw,
+        }
     }
 
     fn client(&self) -> Result<MutexGuard<'_, Client>, PostgresError> {
         self.client.lock().map_err(|_| PostgresError::Poisoned)
     }
+}
+
+/// Refuses a store built with another embedder (unless re-embedding) or other analyzers; says
+/// whether the store still has to record its embedder or analyzer, or build its vector index.
+fn setup_needed(
+    client: &mut impl GenericClient,
+    options: &StoreOptions,
+    analyzer_name: &str,
+) -> Result<bool, StoreError> {
+    let chunks = read::count(client, "chunks")?;
+    let stored_embedder = read::meta(client, "embedder")?;
+    let stored_analyzer = read::meta(client, "japanese_analyzer")?;
+    if chunks > 0 {
+        if let Some(stored) = stored_embedder
+            .as_ref()
+            .filter(|s| **s != options.embedder_id)
+        {
+            if !options.reembed {
+                return Err(StoreError::EmbedderMismatch {
+                    stored: stored.clone(),
+                    requested: options.embedder_id.clone(),
+                });
+            }
+        }
+        if let Some(stored) = stored_analyzer.as_ref().filter(|s| *s != analyzer_name) {
+            return Err(PostgresError::AnalyzerMismatch {
+                stored: stored.clone(),
+                requested: analyzer_name.to_string(),
+            }
+            .into());
+        }
+    }
+    let index_missing = !options.reembed && !schema::has_vector_index(client, options.dimension)?;
+    Ok(
+        stored_embedder.as_deref() != Some(options.embedder_id.as_str()) && chunks == 0
+            || stored_analyzer.as_deref() != Some(analyzer_name)
+            || index_missing,
+    )
 }
 
 impl DocumentStore for PostgresStore {
@@ -320,6 +362,9 @@ mod tests {
             redacted("postgres://shiori:secret@db:5432/rag"),
             "postgres://shiori:***@db:5432/rag"
         );
-        assert_eq!(redacted("postgres://shiori@db/rag"), "postgres://shiori@db/rag");
+        assert_eq!(
+            redacted("postgres://shiori@db/rag"),
+            "postgres://shiori@db/rag"
+        );
     }
 }

@@ -79,7 +79,10 @@ fn current_version(client: &mut impl GenericClient) -> Result<i64, PostgresError
         return Ok(0);
     }
     Ok(client
-        .query_one("SELECT COALESCE(MAX(version), 0)::BIGINT FROM shiori_migrations", &[])?
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM shiori_migrations",
+            &[],
+        )?
         .get(0))
 }
 
@@ -140,6 +143,17 @@ fn vector_indexes(client: &mut impl GenericClient) -> Result<Vec<String>, Postgr
         .collect())
 }
 
+pub(crate) fn has_vector_index(
+    client: &mut impl GenericClient,
+    dimension: usize,
+) -> Result<bool, PostgresError> {
+    Ok(vector_indexes(client)?.contains(&vector_index_name(dimension)))
+}
+
+fn vector_index_name(dimension: usize) -> String {
+    format!("chunks_embedding_hnsw_{dimension}")
+}
+
 /// Drops every HNSW index, before vectors of another size replace the stored ones.
 pub(crate) fn drop_vector_indexes(client: &mut impl GenericClient) -> Result<(), PostgresError> {
     for name in vector_indexes(client)? {
@@ -157,7 +171,7 @@ pub(crate) fn ensure_vector_index(
     hnsw: &HnswParams,
 ) -> Result<(), PostgresError> {
     client.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-    let name = format!("chunks_embedding_hnsw_{dimension}");
+    let name = vector_index_name(dimension);
     let existing = vector_indexes(client)?;
     for other in existing.iter().filter(|other| **other != name) {
         client.batch_execute(&format!("DROP INDEX IF EXISTS {other}"))?;

@@ -111,13 +111,22 @@ mod tests {
         assert_eq!(english.frequencies.get("rust"), Some(&2));
         assert_eq!(english.length, 4);
         let bigrams = fields.iter().find(|f| f.field == 1).unwrap();
-        assert!(bigrams.frequencies.contains_key("国際"), "{:?}", bigrams.frequencies);
+        assert!(
+            bigrams.frequencies.contains_key("国際"),
+            "{:?}",
+            bigrams.frequencies
+        );
 
         let query = analyzers.query_terms("rust Rust 空港");
         assert_eq!(
-            query.iter().filter(|(field, term, _)| *field == 0 && term == "rust").count(),
+            query
+                .iter()
+                .filter(|(field, term, _)| *field == 0 && term == "rust")
+                .count(),
             1
         );
-        assert!(query.iter().any(|(field, term, boost)| *field == 1 && term == "空港" && *boost == 0.5));
+        assert!(query
+            .iter()
+            .any(|(field, term, boost)| *field == 1 && term == "空港" && *boost == 0.5));
     }
 }

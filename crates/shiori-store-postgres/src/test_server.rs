@@ -129,12 +129,20 @@ impl TestServer {
                 )?;
                 if libs.is_dir() {
                     checked(
-                        Command::new("cp").arg("-a").arg(&libs).arg(staging).output()?,
+                        Command::new("cp")
+                            .arg("-a")
+                            .arg(&libs)
+                            .arg(staging)
+                            .output()?,
                         "copying the PostgreSQL libraries",
                     )?;
                 }
                 checked(
-                    Command::new("chmod").arg("-R").arg("a+rX").arg(staging).output()?,
+                    Command::new("chmod")
+                        .arg("-R")
+                        .arg("a+rX")
+                        .arg(staging)
+                        .output()?,
                     "chmod",
                 )
                 .map(|_| ())
@@ -255,9 +263,5 @@ fn chown(user: Option<&str>, path: &Path) -> io::Result<()> {
     let Some(user) = user else {
         return Ok(());
     };
-    checked(
-        Command::new("chown").arg(user).arg(path).output()?,
-        "chown",
-    )
-    .map(|_| ())
+    checked(Command::new("chown").arg(user).arg(path).output()?, "chown").map(|_| ())
 }

@@ -106,7 +106,10 @@ pub(crate) fn apply(
                 chunks,
             } => {
                 let stored: Option<String> = transaction
-                    .query_opt("SELECT content_hash FROM files WHERE path = $1", &[&file.path])?
+                    .query_opt(
+                        "SELECT content_hash FROM files WHERE path = $1",
+                        &[&file.path],
+                    )?
                     .map(|row| row.get(0));
                 if stored.as_deref() == Some(file.content_hash.as_str()) {
                     // Another indexer stored this content first.

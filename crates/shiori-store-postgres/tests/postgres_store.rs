@@ -27,7 +27,10 @@ fn database(name: &str) -> Option<(TestServer, PostgresOptions)> {
         hnsw: HnswParams::default(),
     };
     assert_eq!(migrate(&postgres).unwrap(), [1]);
-    assert!(migrate(&postgres).unwrap().is_empty(), "migrations run once");
+    assert!(
+        migrate(&postgres).unwrap().is_empty(),
+        "migrations run once"
+    );
     Some((server, postgres))
 }
 
@@ -97,25 +100,39 @@ fn stores_searches_and_replaces_files() {
                 "fruit.txt",
                 "h1",
                 &[
-                    ("apples", "Apples grow on trees in orchards.", [1.0, 0.0, 0.0]),
+                    (
+                        "apples",
+                        "Apples grow on trees in orchards.",
+                        [1.0, 0.0, 0.0],
+                    ),
                     ("梅雨", "梅雨は東アジアの気象現象である。", [0.0, 1.0, 0.0]),
                 ],
             ),
             upsert(
                 "rust.md",
                 "h2",
-                &[("rust", "Rust is a systems programming language.", [0.0, 0.0, 1.0])],
+                &[(
+                    "rust",
+                    "Rust is a systems programming language.",
+                    [0.0, 0.0, 1.0],
+                )],
             ),
         ])
         .unwrap();
     assert_eq!(report.chunks_added, 3);
 
-    let nearest = store.dense_search(&[0.1, 0.9, 0.0], 2, &Filters::default()).unwrap();
+    let nearest = store
+        .dense_search(&[0.1, 0.9, 0.0], 2, &Filters::default())
+        .unwrap();
     assert_eq!(doc_ids(&store, &nearest), ["梅雨", "apples"]);
     assert!((nearest[0].1 - 0.9939).abs() < 1e-3, "{nearest:?}");
-    let bm25 = store.keyword_search("梅雨はどこで見られる", 10, &Filters::default()).unwrap();
+    let bm25 = store
+        .keyword_search("梅雨はどこで見られる", 10, &Filters::default())
+        .unwrap();
     assert_eq!(doc_ids(&store, &bm25), ["梅雨"]);
-    let english = store.keyword_search("programming languages", 10, &Filters::default()).unwrap();
+    let english = store
+        .keyword_search("programming languages", 10, &Filters::default())
+        .unwrap();
     assert_eq!(doc_ids(&store, &english)[0], "rust");
 
     let only_rust = Filters {
@@ -124,7 +141,10 @@ fn stores_searches_and_replaces_files() {
     };
     let filtered = store.dense_search(&[1.0, 0.0, 0.0], 3, &only_rust).unwrap();
     assert_eq!(doc_ids(&store, &filtered), ["rust"]);
-    assert!(store.keyword_search("apples", 10, &only_rust).unwrap().is_empty());
+    assert!(store
+        .keyword_search("apples", 10, &only_rust)
+        .unwrap()
+        .is_empty());
     let by_prefix = Filters {
         source_prefix: Some("fruit".to_string()),
         modified_after: Some(50),
@@ -138,7 +158,11 @@ fn stores_searches_and_replaces_files() {
         .apply(vec![upsert(
             "rust.md",
             "h2",
-            &[("rust", "Rust is a systems programming language.", [0.0, 0.0, 1.0])],
+            &[(
+                "rust",
+                "Rust is a systems programming language.",
+                [0.0, 0.0, 1.0],
+            )],
         )])
         .unwrap();
     assert_eq!((again.chunks_added, again.chunks_removed), (0, 0));
@@ -151,14 +175,22 @@ fn stores_searches_and_replaces_files() {
         )])
         .unwrap();
     assert_eq!((changed.chunks_added, changed.chunks_removed), (1, 1));
-    let old_words = store.keyword_search("programming", 10, &Filters::default()).unwrap();
+    let old_words = store
+        .keyword_search("programming", 10, &Filters::default())
+        .unwrap();
     assert!(!doc_ids(&store, &old_words).contains(&"rust".to_string()));
-    let new_words = store.keyword_search("非同期", 10, &Filters::default()).unwrap();
+    let new_words = store
+        .keyword_search("非同期", 10, &Filters::default())
+        .unwrap();
     assert_eq!(doc_ids(&store, &new_words)[0], "rust");
 
     // A document id another file holds is reported, not stored twice.
     let duplicate = store
-        .apply(vec![upsert("copy.txt", "h4", &[("apples", "Apples again.", [1.0, 0.0, 0.0])])])
+        .apply(vec![upsert(
+            "copy.txt",
+            "h4",
+            &[("apples", "Apples again.", [1.0, 0.0, 0.0])],
+        )])
         .unwrap();
     assert_eq!(duplicate.duplicates.len(), 1);
     assert_eq!(duplicate.duplicates[0].existing_path, "fruit.txt");
@@ -184,7 +216,11 @@ fn refuses_another_embedder_until_reembedded() {
     };
     let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
     store
-        .apply(vec![upsert("a.txt", "h", &[("a", "apples", [1.0, 0.0, 0.0])])])
+        .apply(vec![upsert(
+            "a.txt",
+            "h",
+            &[("a", "apples", [1.0, 0.0, 0.0])],
+        )])
         .unwrap();
     match PostgresStore::open(&postgres, options("other-embedder")) {
         Err(StoreError::EmbedderMismatch { stored, .. }) => assert_eq!(stored, "test-embedder"),
@@ -199,10 +235,14 @@ fn refuses_another_embedder_until_reembedded() {
         },
     )
     .unwrap();
-    let count = reembed(&mut converted, 16, |items| -> Result<Vec<Vec<f32>>, StoreError> {
-        assert_eq!(items, [("h-a", "a\napples")]);
-        Ok(vec![vec![0.0, 1.0]])
-    })
+    let count = reembed(
+        &mut converted,
+        16,
+        |items| -> Result<Vec<Vec<f32>>, StoreError> {
+            assert_eq!(items, [("h-a", "a\napples")]);
+            Ok(vec![vec![0.0, 1.0]])
+        },
+    )
     .unwrap();
     assert_eq!(count, 1);
     let reopened = PostgresStore::open(
@@ -213,7 +253,9 @@ fn refuses_another_embedder_until_reembedded() {
         },
     )
     .unwrap();
-    let nearest = reopened.dense_search(&[0.0, 1.0], 1, &Filters::default()).unwrap();
+    let nearest = reopened
+        .dense_search(&[0.0, 1.0], 1, &Filters::default())
+        .unwrap();
     assert!((nearest[0].1 - 1.0).abs() < 1e-5, "{nearest:?}");
 }
 

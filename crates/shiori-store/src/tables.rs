@@ -455,8 +455,7 @@ pub(crate) fn chunks_with_vectors(
     connection: &Connection,
     doc_id: &str,
 ) -> Result<Vec<(Chunk, Vec<f32>)>, StoreError> {
-    let sql =
-        format!("SELECT {CHUNK_COLUMNS}, vector FROM chunks WHERE doc_id = ?1 ORDER BY idx");
+    let sql = format!("SELECT {CHUNK_COLUMNS}, vector FROM chunks WHERE doc_id = ?1 ORDER BY idx");
     let mut statement = connection.prepare(&sql)?;
     let chunks = statement
         .query_map([doc_id], |row| {

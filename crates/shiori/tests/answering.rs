@@ -5,7 +5,10 @@ mod common;
 
 use common::*;
 
-backend_tests!(answers_with_sources_and_refuses_what_the_corpus_cannot_answer, evaluates_the_sample_corpus);
+backend_tests!(
+    answers_with_sources_and_refuses_what_the_corpus_cannot_answer,
+    evaluates_the_sample_corpus
+);
 
 fn answers_with_sources_and_refuses_what_the_corpus_cannot_answer(backend: Backend) {
     let Some(store) = test_store(backend) else {

@@ -300,7 +300,10 @@ fn two_index_runs_at_once_store_every_chunk_exactly_once() {
     for i in 0..files {
         std::fs::write(
             corpus.join(format!("memo-{i:03}.txt")),
-            format!("Memo {i} of run {run_id}: the committee met about topic {}.", i % 11),
+            format!(
+                "Memo {i} of run {run_id}: the committee met about topic {}.",
+                i % 11
+            ),
         )
         .unwrap();
     }
@@ -337,8 +340,15 @@ fn two_index_runs_at_once_store_every_chunk_exactly_once() {
         .sum();
     assert_eq!((added, removed), (files, 0), "{reports:?}");
     let stats = run_json(&store.data, &["stats"]);
-    assert_eq!((stats["files"].as_u64(), stats["chunks"].as_u64()), (Some(files), Some(files)), "{stats}");
-    let hits = run_json(&store.data, &["search", "Memo 77 committee", "--mode", "bm25"]);
+    assert_eq!(
+        (stats["files"].as_u64(), stats["chunks"].as_u64()),
+        (Some(files), Some(files)),
+        "{stats}"
+    );
+    let hits = run_json(
+        &store.data,
+        &["search", "Memo 77 committee", "--mode", "bm25"],
+    );
     let sources: Vec<&str> = hits["hits"]
         .as_array()
         .unwrap()
@@ -347,7 +357,11 @@ fn two_index_runs_at_once_store_every_chunk_exactly_once() {
         .collect();
     assert!(sources[0].ends_with("memo-077.txt"), "{sources:?}");
     let unique: std::collections::HashSet<&&str> = sources.iter().collect();
-    assert_eq!(unique.len(), sources.len(), "a chunk came back twice: {sources:?}");
+    assert_eq!(
+        unique.len(),
+        sources.len(),
+        "a chunk came back twice: {sources:?}"
+    );
 }
 
 #[test]
@@ -362,7 +376,13 @@ fn migrate_copies_an_embedded_store_into_postgres_without_reembedding() {
     let url = target.url.as_deref().unwrap();
     let migrated = run_json(
         &target.data,
-        &["migrate", "--from", source.data.to_str().unwrap(), "--to", url],
+        &[
+            "migrate",
+            "--from",
+            source.data.to_str().unwrap(),
+            "--to",
+            url,
+        ],
     );
     let before = run_json(&source.data, &["stats"]);
     assert_eq!(migrated["files"], before["files"], "{migrated}");
@@ -379,7 +399,10 @@ fn migrate_copies_an_embedded_store_into_postgres_without_reembedding() {
     ] {
         let expected = run_json(&source.data, &["search", query, "--mode", mode]);
         let got = run_json(&target.data, &["search", query, "--mode", mode]);
-        assert_eq!(got["hits"][0]["chunk_id"], expected["hits"][0]["chunk_id"], "{mode} {query}");
+        assert_eq!(
+            got["hits"][0]["chunk_id"], expected["hits"][0]["chunk_id"],
+            "{mode} {query}"
+        );
         if mode == "dense" {
             let (a, b) = (
                 got["hits"][0]["score"].as_f64().unwrap(),
@@ -390,14 +413,23 @@ fn migrate_copies_an_embedded_store_into_postgres_without_reembedding() {
     }
     let reindex = index(&target.data, &corpus);
     assert_eq!(
-        (reindex["files_indexed"].as_u64(), reindex["chunks_embedded"].as_u64()),
+        (
+            reindex["files_indexed"].as_u64(),
+            reindex["chunks_embedded"].as_u64()
+        ),
         (Some(0), Some(0)),
         "{reindex}"
     );
     // Running it again changes nothing.
     let again = run_json(
         &target.data,
-        &["migrate", "--from", source.data.to_str().unwrap(), "--to", url],
+        &[
+            "migrate",
+            "--from",
+            source.data.to_str().unwrap(),
+            "--to",
+            url,
+        ],
     );
     assert_eq!(again["chunks_added"], 0, "{again}");
 }

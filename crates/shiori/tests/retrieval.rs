@@ -5,7 +5,10 @@ mod common;
 
 use common::*;
 
-backend_tests!(filters_restrict_results_to_matching_chunks, time_decay_prefers_recent_documents_when_configured);
+backend_tests!(
+    filters_restrict_results_to_matching_chunks,
+    time_decay_prefers_recent_documents_when_configured
+);
 
 fn filters_restrict_results_to_matching_chunks(backend: Backend) {
     let Some(store) = test_store(backend) else {

@@ -2,7 +2,7 @@
 //! that `shiori models fetch` installed under `SHIORI_HOME`.
 
 // Each test binary compiles this module and uses only some of it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use serde_json::Value;
 use shiori_store_postgres::test_server::TestServer;
@@ -36,13 +36,20 @@ pub fn test_store(backend: Backend) -> Option<TestStore> {
         Backend::Postgres => {
             let server = TestServer::start().unwrap()?;
             let url = server.create_database("shiori").unwrap();
-            append_config(&data, &format!("[store]\nkind = \"postgres\"\nurl = \"{url}\"\n"));
+            append_config(
+                &data,
+                &format!("[store]\nkind = \"postgres\"\nurl = \"{url}\"\n"),
+            );
             (Some(server), Some(url))
         }
     };
     let init = run_json(&data, &["init"]);
     if backend == Backend::Postgres {
-        assert_eq!(init["store"]["migrations_applied"], serde_json::json!([1]), "{init}");
+        assert_eq!(
+            init["store"]["migrations_applied"],
+            serde_json::json!([1]),
+            "{init}"
+        );
     }
     Some(TestStore {
         work,
