@@ -374,6 +374,24 @@ mod tests {
     }
 
     #[test]
+    fn a_postgres_store_needs_a_url_and_takes_its_password_from_the_environment() {
+        let config: Config = toml::from_str(
+            "[store]\nkind = \"postgres\"\npassword_env = \"SHIORI_TEST_PG_PASSWORD\"\nhnsw_ef_search = 200\n",
+        )
+        .unwrap();
+        let error = config.store.postgres(None).unwrap_err().to_string();
+        assert!(error.contains("url"), "{error}");
+        std::env::set_var("SHIORI_TEST_PG_PASSWORD", "secret");
+        let options = config
+            .store
+            .postgres(Some("postgres://shiori@db/rag"))
+            .unwrap();
+        assert_eq!(options.password.as_deref(), Some("secret"));
+        assert_eq!(options.hnsw.ef_search, 200);
+        assert_eq!(options.hnsw.m, HnswParams::default().m);
+    }
+
+    #[test]
     fn resolves_sources_and_dataset_beside_the_data_directory() {
         let mut config = Config::default();
         config.ingest.sources = vec![PathBuf::from("docs"), PathBuf::from("/srv/faq.jsonl")];

@@ -6,7 +6,8 @@ use shiori_core::Filters;
 pub(crate) type Param = Box<dyn ToSql + Sync>;
 
 /// `filters` as a condition whose placeholders follow those already in `params`, onto which it
-/// pushes its values. Metadata pairs must all be present (JSONB containment, served by a GIN index).
+/// pushes its values. Metadata pairs must all be present (JSONB containment, served by a GIN
+/// index).
 pub(crate) fn condition(filters: &Filters, params: &mut Vec<Param>) -> String {
     let mut conditions = vec!["TRUE".to_string()];
     let next = |params: &mut Vec<Param>, value: Param| {

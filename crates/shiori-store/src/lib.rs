@@ -1,6 +1,8 @@
-//! The embedded store. SQLite holds documents, chunks and their vectors and is the source of
-//! truth; the BM25 index (tantivy) and the vector index (usearch) are derived from it and
-//! rebuilt whenever a crash may have left them behind.
+//! The store seam and the embedded store. [`DocumentStore`] is what the engine asks of any
+//! backend (this one, or PostgreSQL in `shiori-store-postgres`). In the embedded [`Store`],
+//! SQLite holds documents, chunks and their vectors and is the source of truth; the BM25 index
+//! (tantivy) and the vector index (usearch) are derived from it and rebuilt whenever a crash may
+//! have left them behind.
 
 mod document_store;
 mod keyword;
@@ -57,7 +59,7 @@ pub struct StoreOptions {
     pub reembed: bool,
 }
 
-/// One file's new state, applied atomically by [`Store::apply`].
+/// One file's new state, applied atomically by [`DocumentStore::apply`].
 pub enum FileChange {
     Upsert {
         file: FileRecord,
@@ -401,7 +403,8 @@ pub fn stored_embedder(dir: &Path) -> Result<Option<(String, usize)>, StoreError
     Ok(embedder.zip(dimension))
 }
 
-/// Starts a write transaction that marks the derived indexes stale until [`Store::commit`].
+/// Starts a write transaction that marks the derived indexes stale until
+/// [`DocumentStore::commit`].
 fn begin_dirty_write(connection: &mut Mutex<Connection>) -> Result<Transaction<'_>, StoreError> {
     let connection = connection.get_mut().map_err(|_| StoreError::Poisoned)?;
     let transaction = connection.transaction()?;

@@ -235,6 +235,9 @@ pub enum BenchAction {
         chunks: usize,
         #[arg(long, value_enum, default_value = "hybrid")]
         mode: ModeArg,
+        /// Also measure a PostgreSQL store in this empty database, after the embedded one.
+        #[arg(long)]
+        postgres: Option<String>,
     },
     /// Prompt and generation tokens/s of a local GGUF chat model, with passages of a JSONL
     /// corpus (`text` per line) as the context.

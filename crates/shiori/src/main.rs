@@ -255,7 +255,15 @@ fn run(cli: &Cli) -> Result<()> {
                 dataset,
                 chunks,
                 mode,
-            } => bench::query(cli, &home, dataset, *chunks, (*mode).into()),
+                postgres,
+            } => bench::query(
+                cli,
+                &home,
+                dataset,
+                *chunks,
+                (*mode).into(),
+                postgres.as_deref(),
+            ),
             BenchAction::Generate {
                 corpus,
                 model,
