@@ -186,11 +186,15 @@ fn delete_file(
 ) -> Result<usize, PostgresError> {
     let removed = transaction.query(
         "DELETE FROM chunks WHERE doc_id IN (SELECT doc_id FROM documents WHERE file_path = $1)
-         RETURNING term_lengths",
+         RETURNING key, term_lengths",
         &[&path],
     )?;
+    let keys: Vec<i64> = removed.iter().map(|row| row.get(0)).collect();
     for row in &removed {
-        stats.add(fields, &row.get::<_, Vec<i32>>(0), -1);
+        stats.add(fields, &row.get::<_, Vec<i32>>(1), -1);
+    }
+    if !keys.is_empty() {
+        transaction.execute("DELETE FROM chunk_terms WHERE key = ANY($1)", &[&keys])?;
     }
     transaction.execute("DELETE FROM files WHERE path = $1", &[&path])?;
     Ok(removed.len())

@@ -179,6 +179,20 @@ fn stores_searches_and_replaces_files() {
         .keyword_search("programming", 10, &Filters::default())
         .unwrap();
     assert!(!doc_ids(&store, &old_words).contains(&"rust".to_string()));
+    // No term rows outlive their chunks.
+    let live = store.keys_matching(&Filters::default()).unwrap();
+    for query in [
+        "programming language",
+        "Apples orchards 梅雨",
+        "Tokio 非同期",
+    ] {
+        for (key, _) in store
+            .keyword_search(query, 10, &Filters::default())
+            .unwrap()
+        {
+            assert!(live.contains(&key), "{query}: stale key {key}");
+        }
+    }
     let new_words = store
         .keyword_search("非同期", 10, &Filters::default())
         .unwrap();
