@@ -97,19 +97,30 @@ pub fn japanese_analyzer_name(japanese: &JapaneseTokenization) -> &'static str {
 /// searching, since tantivy does not persist tokenizers.
 pub fn register_analyzers(index: &tantivy::Index, japanese: &JapaneseTokenization) {
     let manager = index.tokenizers();
-    manager.register(ENGLISH_ANALYZER, english_analyzer());
-    manager.register(
-        JAPANESE_BIGRAM_ANALYZER,
-        TextAnalyzer::from(BigramTokenizer),
-    );
+    for (name, analyzer) in analyzers(japanese) {
+        manager.register(name, analyzer);
+    }
+}
+
+/// The analyzers [`register_analyzers`] registers, by name, for keyword indexes kept outside
+/// tantivy (a database's term table).
+pub fn analyzers(japanese: &JapaneseTokenization) -> Vec<(&'static str, TextAnalyzer)> {
+    let mut analyzers = vec![
+        (ENGLISH_ANALYZER, english_analyzer()),
+        (
+            JAPANESE_BIGRAM_ANALYZER,
+            TextAnalyzer::from(BigramTokenizer),
+        ),
+    ];
     if let JapaneseTokenization::Morphological(tokenizer) = japanese {
-        manager.register(
+        analyzers.push((
             JAPANESE_IPADIC_ANALYZER,
             TextAnalyzer::from(MorphemeTokenizer {
                 tokenizer: Arc::clone(tokenizer),
             }),
-        );
+        ));
     }
+    analyzers
 }
 
 fn english_analyzer() -> TextAnalyzer {

@@ -1,6 +1,7 @@
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use shiori_core::{ChunkerConfig, RetrievalConfig};
+use shiori_store_postgres::{HnswParams, PostgresOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -232,10 +233,75 @@ pub struct WebSearchConfig {
     pub api_key_env: Option<String>,
 }
 
+/// Which backend holds documents, chunks, vectors and keyword terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    /// SQLite + tantivy + usearch inside the data directory.
+    #[default]
+    Embedded,
+    /// A PostgreSQL database with pgvector, shared by every process that names it.
+    Postgres,
+}
+
+/// The `[store]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    pub kind: StoreKind,
+    /// `postgres://user@host:port/database`, without the password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The environment variable holding the password; unset means no password (or one in the
+    /// URL).
+    pub password_env: String,
+    /// pgvector HNSW graph degree and build beam, used when the index is built.
+    pub hnsw_m: u32,
+    pub hnsw_ef_construction: u32,
+    /// pgvector HNSW search beam, per connection; at least `[retrieval] candidates`.
+    pub hnsw_ef_search: u32,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        let hnsw = HnswParams::default();
+        StoreConfig {
+            kind: StoreKind::Embedded,
+            url: None,
+            password_env: "SHIORI_PG_PASSWORD".to_string(),
+            hnsw_m: hnsw.m,
+            hnsw_ef_construction: hnsw.ef_construction,
+            hnsw_ef_search: hnsw.ef_search,
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The PostgreSQL connection settings, for `url` (the configured one when `None`).
+    pub fn postgres(&self, url: Option<&str>) -> Result<PostgresOptions, EngineError> {
+        let url = url
+            .or(self.url.as_deref())
+            .ok_or_else(|| EngineError::Config {
+                path: CONFIG_FILE.to_string(),
+                message: "[store] kind = \"postgres\" needs url = \"postgres://…\"".to_string(),
+            })?;
+        Ok(PostgresOptions {
+            url: url.to_string(),
+            password: std::env::var(&self.password_env).ok(),
+            hnsw: HnswParams {
+                m: self.hnsw_m,
+                ef_construction: self.hnsw_ef_construction,
+                ef_search: self.hnsw_ef_search,
+            },
+        })
+    }
+}
+
 /// `shiori.toml`: everything about a data directory that is not data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
+    pub store: StoreConfig,
     pub embedder: EmbedderConfig,
     pub ingest: IngestConfig,
     pub projects: BTreeMap<String, ProjectConfig>,
@@ -396,6 +462,24 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG_FILE), "[retrieval]\ntopk = 3\n").unwrap();
         let error = Config::load(dir.path()).unwrap_err().to_string();
         assert!(error.contains("topk"), "{error}");
+    }
+
+    #[test]
+    fn a_postgres_store_needs_a_url_and_takes_its_password_from_the_environment() {
+        let config: Config = toml::from_str(
+            "[store]\nkind = \"postgres\"\npassword_env = \"SHIORI_TEST_PG_PASSWORD\"\nhnsw_ef_search = 200\n",
+        )
+        .unwrap();
+        let error = config.store.postgres(None).unwrap_err().to_string();
+        assert!(error.contains("url"), "{error}");
+        std::env::set_var("SHIORI_TEST_PG_PASSWORD", "secret");
+        let options = config
+            .store
+            .postgres(Some("postgres://shiori@db/rag"))
+            .unwrap();
+        assert_eq!(options.password.as_deref(), Some("secret"));
+        assert_eq!(options.hnsw.ef_search, 200);
+        assert_eq!(options.hnsw.m, HnswParams::default().m);
     }
 
     #[test]

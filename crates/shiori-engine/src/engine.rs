@@ -1,4 +1,5 @@
 use crate::generation::build_api_embedder;
+use crate::store::open_store;
 use crate::{Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Answer, Chunk, Embedder, Filters, Reranker, RetrievalConfig};
@@ -7,7 +8,7 @@ use shiori_models::{
 };
 use shiori_rag::{rerank, PipelineParams, Pipelines, RagError, Retrieval};
 use shiori_retrieve::{merge_two_stage, Retrieved, Retriever};
-use shiori_store::{Store, StoreOptions, StoreStats};
+use shiori_store::{reembed, DocumentStore, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -29,7 +30,7 @@ pub struct Engine {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) cache: Arc<EmbeddingCache>,
     japanese: JapaneseTokenization,
-    pub(crate) store: Store,
+    pub(crate) store: Box<dyn DocumentStore>,
     /// Chat models and web search, built from `config` on first use and kept: a local GGUF
     /// model takes seconds to load, and evaluation asks once per query.
     generation: OnceLock<Generation>,
@@ -83,8 +84,9 @@ impl Engine {
         cache: Arc<EmbeddingCache>,
         reembed: bool,
     ) -> Result<Engine, EngineError> {
-        let store = Store::open(
+        let store = open_store(
             data_dir,
+            &config.store,
             StoreOptions {
                 embedder_id: embedder.model_id().to_string(),
                 dimension: embedder.dimension(),
@@ -119,7 +121,7 @@ impl Engine {
     }
 
     /// Freezes this engine's view of the data directory at what is committed now, for an
-    /// engine that only answers while another one writes (see [`Store::pin_snapshot`]).
+    /// engine that only answers while another one writes (see [`DocumentStore::pin_snapshot`]).
     pub fn pin_snapshot(&self) -> Result<(), EngineError> {
         Ok(self.store.pin_snapshot()?)
     }
@@ -150,7 +152,7 @@ impl Engine {
         filters: &Filters,
     ) -> Result<Retrieved, EngineError> {
         let retriever = Retriever {
-            store: &self.store,
+            store: self.store.as_ref(),
             embedder: self.embedder.as_ref(),
         };
         let Some(current) = filters.projects.first().filter(|_| retrieval.two_stage) else {
@@ -261,7 +263,7 @@ impl Engine {
     pub fn reembed(&mut self) -> Result<usize, EngineError> {
         let embedder = self.embedder.as_ref();
         let cache = &self.cache;
-        self.store.reembed(REEMBED_BATCH, |items| {
+        reembed(self.store.as_mut(), REEMBED_BATCH, |items| {
             Ok::<_, EngineError>(embed_with_cache(embedder, cache, items)?.0)
         })
     }

@@ -16,6 +16,8 @@ pub enum EngineError {
     #[error(transparent)]
     Store(#[from] shiori_store::StoreError),
     #[error(transparent)]
+    Postgres(#[from] shiori_store_postgres::PostgresError),
+    #[error(transparent)]
     Retrieve(#[from] shiori_retrieve::RetrieveError),
     #[error(transparent)]
     Analysis(#[from] shiori_analysis::AnalysisError),

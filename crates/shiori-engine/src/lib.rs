@@ -9,12 +9,13 @@ mod evaluation;
 mod generation;
 mod indexer;
 mod sources;
+mod store;
 mod watch;
 
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
-    PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, WebSearchConfig, WebSearchKind,
-    CONFIG_FILE,
+    PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind,
+    WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
@@ -22,4 +23,5 @@ pub use evaluation::EvalRun;
 pub use generation::{build_chat_model, Generation};
 pub use indexer::{IndexFailure, IndexReport, Progress};
 pub use sources::IndexTarget;
+pub use store::{init_store, migrate_store, MigrationReport, StoreInit};
 pub use watch::{WatchError, WatchPass};

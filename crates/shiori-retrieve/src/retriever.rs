@@ -1,9 +1,7 @@
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
-use shiori_core::{
-    Chunk, EmbedError, Embedder, Filters, Hit, IndexError, RetrievalConfig, RetrievalMode,
-};
-use shiori_store::{Store, StoreError};
-use std::collections::{HashMap, HashSet};
+use shiori_core::{Chunk, EmbedError, Embedder, Filters, Hit, RetrievalConfig, RetrievalMode};
+use shiori_store::{DocumentStore, StoreError};
+use std::collections::HashMap;
 use std::time::Instant;
 use thiserror::Error;
 
@@ -11,8 +9,6 @@ use thiserror::Error;
 pub enum RetrieveError {
     #[error("embedding the query failed: {0}")]
     Embed(#[from] EmbedError),
-    #[error(transparent)]
-    Index(#[from] IndexError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -29,12 +25,9 @@ pub struct Retrieved {
 
 /// Runs retrieval over one store with one embedder.
 pub struct Retriever<'a> {
-    pub store: &'a Store,
+    pub store: &'a dyn DocumentStore,
     pub embedder: &'a dyn Embedder,
 }
-
-/// When filtering BM25 results after the fact, over-fetch by this factor.
-const FILTER_OVERFETCH: usize = 10;
 
 impl Retriever<'_> {
     /// Ranks chunks for `query`. `relevance_gate` asks for `best_dense` even in BM25 mode (it
@@ -47,16 +40,6 @@ impl Retriever<'_> {
         relevance_gate: bool,
     ) -> Result<Retrieved, RetrieveError> {
         let started = Instant::now();
-        let allowed: Option<HashSet<u64>> = if filters.is_empty() {
-            None
-        } else {
-            Some(self.store.keys_matching(filters)?.into_iter().collect())
-        };
-        let allow = allowed
-            .as_ref()
-            .map(|set| move |key: u64| set.contains(&key));
-        let allow_dyn: Option<&(dyn Fn(u64) -> bool + Sync)> =
-            allow.as_ref().map(|f| f as &(dyn Fn(u64) -> bool + Sync));
         let candidates = config.candidates.max(config.top_k);
 
         let wants_dense = config.mode != RetrievalMode::Bm25;
@@ -67,14 +50,14 @@ impl Retriever<'_> {
             let query_vector = self.embedder.embed_query(query)?;
             embed_ms = elapsed_ms(embed_started);
             let k = if wants_dense { candidates } else { 1 };
-            dense = self.store.vectors().search(&query_vector, k, allow_dyn)?;
+            dense = self.store.dense_search(&query_vector, k, filters)?;
         }
         let best_dense = dense.first().map(|(_, score)| *score);
 
         let bm25 = if config.mode == RetrievalMode::Dense {
             Vec::new()
         } else {
-            self.keyword_search(query, candidates, allowed.as_ref())?
+            self.store.keyword_search(query, candidates, filters)?
         };
 
         let mut fused = match config.mode {
@@ -122,26 +105,6 @@ impl Retriever<'_> {
             embed_ms,
             retrieve_ms: elapsed_ms(started) - embed_ms,
         })
-    }
-
-    fn keyword_search(
-        &self,
-        query: &str,
-        candidates: usize,
-        allowed: Option<&HashSet<u64>>,
-    ) -> Result<Vec<(u64, f32)>, RetrieveError> {
-        let keywords = self.store.keywords();
-        match allowed {
-            None => Ok(keywords.search(query, candidates)?),
-            Some(allowed) => {
-                let fetched = keywords.search(query, candidates * FILTER_OVERFETCH)?;
-                Ok(fetched
-                    .into_iter()
-                    .filter(|(key, _)| allowed.contains(key))
-                    .take(candidates)
-                    .collect())
-            }
-        }
     }
 
     fn load_chunks(&self, fused: &[Fused]) -> Result<HashMap<u64, Chunk>, RetrieveError> {

@@ -1,10 +1,15 @@
-//! The embedded store. SQLite holds documents, chunks and their vectors and is the source of
-//! truth; the BM25 index (tantivy) and the vector index (usearch) are derived from it and
-//! rebuilt whenever a crash may have left them behind.
+//! The store seam and the embedded store. [`DocumentStore`] is what the engine asks of any
+//! backend (this one, or PostgreSQL in `shiori-store-postgres`). In the embedded [`Store`],
+//! SQLite holds documents, chunks and their vectors and is the source of truth; the BM25 index
+//! (tantivy) and the vector index (usearch) are derived from it and rebuilt whenever a crash may
+//! have left them behind.
 
+mod document_store;
 mod keyword;
 mod tables;
 mod vectors;
+
+pub use document_store::{reembed, DocumentStore, StoredFile};
 
 pub use keyword::TantivyKeywordIndex;
 pub use tables::FileRecord;
@@ -13,6 +18,7 @@ pub use vectors::UsearchIndex;
 use rusqlite::{Connection, Transaction};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use thiserror::Error;
@@ -44,6 +50,9 @@ pub enum StoreError {
          or another `shiori index`); try again when it is done"
     )]
     Busy { path: String },
+    /// A failure inside another backend (PostgreSQL), with its own message.
+    #[error(transparent)]
+    Backend(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// What a store is opened with: which embedder its vectors come from and how to analyse text.
@@ -51,11 +60,11 @@ pub struct StoreOptions {
     pub embedder_id: String,
     pub dimension: usize,
     pub japanese: JapaneseTokenization,
-    /// Open a store built with another embedder so that [`Store::reembed`] can convert it.
+    /// Open a store built with another embedder so that [`reembed`] can convert it.
     pub reembed: bool,
 }
 
-/// One file's new state, applied atomically by [`Store::apply`].
+/// One file's new state, applied atomically by [`DocumentStore::apply`].
 pub enum FileChange {
     Upsert {
         file: FileRecord,
@@ -99,6 +108,8 @@ pub struct StoreStats {
 
 const DIRTY: &str = "derived_dirty";
 const REBUILD_BATCH: usize = 2_048;
+/// When filtering BM25 results after the fact, over-fetch by this factor.
+const FILTER_OVERFETCH: usize = 10;
 
 /// The embedded store: one data directory holding `shiori.sqlite`, `bm25/` and `vectors.usearch`.
 pub struct Store {
@@ -186,29 +197,6 @@ impl Store {
         self.commit()
     }
 
-    /// Replaces every chunk's vector with `embed(inputs)` (given `(content_hash, embedding input)` pairs,
-    /// `batch` at a time), adopts the configured embedder and rebuilds the derived indexes.
-    /// The vectors are swapped in one transaction, so a crash leaves the old embedder in place.
-    pub fn reembed<E: From<StoreError>>(
-        &mut self,
-        batch: usize,
-        mut embed: impl FnMut(&[(&str, &str)]) -> Result<Vec<Vec<f32>>, E>,
-    ) -> Result<usize, E> {
-        let chunks = tables::chunk_texts(&*self.connection()?)?;
-        let mut vectors = Vec::with_capacity(chunks.len());
-        for group in chunks.chunks(batch.max(1)) {
-            let items: Vec<(&str, &str)> = group
-                .iter()
-                .map(|(_, hash, text)| (hash.as_str(), text.as_str()))
-                .collect();
-            let embedded = embed(&items)?;
-            vectors.extend(group.iter().map(|(key, _, _)| *key).zip(embedded));
-        }
-        self.swap_vectors(&vectors)?;
-        self.rebuild_derived()?;
-        Ok(vectors.len())
-    }
-
     fn swap_vectors(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
         let transaction = begin_dirty_write(&mut self.connection)?;
         tables::update_vectors(&transaction, vectors)?;
@@ -217,9 +205,27 @@ impl Store {
         Ok(())
     }
 
-    /// Takes the index's writer lock ahead of a write, so that a second writer (another process
-    /// indexing the same directory) fails here, before changing anything, and not half-way.
-    pub fn lock_for_writing(&mut self) -> Result<(), StoreError> {
+    /// The vector index derived from the tables.
+    pub fn vectors(&self) -> &dyn VectorIndex {
+        &self.vectors
+    }
+
+    /// The BM25 index derived from the tables.
+    pub fn keywords(&self) -> &dyn KeywordIndex {
+        &self.keywords
+    }
+
+    fn allowed_keys(&self, filters: &Filters) -> Result<Option<HashSet<u64>>, StoreError> {
+        if filters.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(self.keys_matching(filters)?.into_iter().collect()))
+    }
+}
+
+impl DocumentStore for Store {
+    /// Takes tantivy's writer lock, which a second process writing the same directory holds.
+    fn lock_for_writing(&mut self) -> Result<(), StoreError> {
         if self.keywords.try_lock_writer()? {
             Ok(())
         } else {
@@ -229,24 +235,38 @@ impl Store {
         }
     }
 
-    /// The stored state of a file, to decide whether it changed.
-    pub fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError> {
+    fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError> {
         tables::file_record(&*self.connection()?, path)
     }
 
-    /// The project (`project` metadata) a stored file was indexed through, if any.
-    pub fn file_project(&self, path: &str) -> Result<Option<String>, StoreError> {
+    fn file_project(&self, path: &str) -> Result<Option<String>, StoreError> {
         tables::file_project(&*self.connection()?, path)
     }
 
-    /// Every indexed file path, sorted.
-    pub fn file_paths(&self) -> Result<Vec<String>, StoreError> {
+    fn file_paths(&self) -> Result<Vec<String>, StoreError> {
         tables::file_paths(&*self.connection()?)
     }
 
+    fn stored_file(&self, path: &str) -> Result<Option<StoredFile>, StoreError> {
+        let connection = self.connection()?;
+        let Some(file) = tables::file_record(&connection, path)? else {
+            return Ok(None);
+        };
+        let documents = tables::documents_of_file(&connection, path)?;
+        let mut chunks = Vec::new();
+        for document in &documents {
+            chunks.extend(tables::chunks_with_vectors(&connection, &document.doc_id)?);
+        }
+        Ok(Some(StoredFile {
+            file,
+            documents,
+            chunks,
+        }))
+    }
+
     /// Applies file changes in one transaction and feeds the derived indexes. Durable in the
-    /// tables at return; call [`Store::commit`] to make the derived indexes durable too.
-    pub fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
+    /// tables at return; [`DocumentStore::commit`] makes the derived indexes durable too.
+    fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
         let mut report = ApplyReport::default();
         let mut removed_keys = Vec::new();
         let mut added: Vec<(u64, Chunk, Vec<f32>)> = Vec::new();
@@ -265,7 +285,7 @@ impl Store {
                     } => {
                         removed_keys.extend(tables::delete_file(&transaction, &file.path)?);
                         tables::insert_file(&transaction, &file)?;
-                        let mut stored_docs = std::collections::HashSet::new();
+                        let mut stored_docs = HashSet::new();
                         for document in &documents {
                             if let Some(existing_path) =
                                 tables::document_owner(&transaction, &document.doc_id)?
@@ -309,18 +329,17 @@ impl Store {
     }
 
     /// Makes the derived indexes durable and marks them consistent with the tables.
-    pub fn commit(&mut self) -> Result<(), StoreError> {
+    fn commit(&mut self) -> Result<(), StoreError> {
         self.keywords.persist()?;
         self.vectors.persist()?;
         tables::set_meta(&*self.connection()?, DIRTY, "0")?;
         Ok(())
     }
 
-    /// Pins what this store reads from its tables to what is committed now, by holding a read
-    /// transaction until the store is dropped: another store writing the same directory (a
-    /// server's reindex) then changes nothing this one answers from, just as its BM25 and vector
-    /// indexes stay as loaded. Only for a store that serves reads from here on.
-    pub fn pin_snapshot(&self) -> Result<(), StoreError> {
+    /// Holds a read transaction until the store is dropped: another store writing the same
+    /// directory (a server's reindex) then changes nothing this one answers from, just as its
+    /// BM25 and vector indexes stay as loaded.
+    fn pin_snapshot(&self) -> Result<(), StoreError> {
         let connection = self.connection()?;
         connection.execute_batch("BEGIN DEFERRED")?;
         // A deferred transaction takes its snapshot at its first read.
@@ -328,30 +347,63 @@ impl Store {
         Ok(())
     }
 
-    /// Chunks by store key, in the order given.
-    pub fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
+    fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
         tables::chunks_by_keys(&*self.connection()?, keys)
     }
 
-    /// Every chunk of a document, in order.
-    pub fn document_chunks(&self, doc_id: &str) -> Result<Vec<Chunk>, StoreError> {
+    fn document_chunks(&self, doc_id: &str) -> Result<Vec<Chunk>, StoreError> {
         tables::chunks_of_document(&*self.connection()?, doc_id)
     }
 
-    /// Keys of the chunks that pass `filters`.
-    pub fn keys_matching(&self, filters: &Filters) -> Result<Vec<u64>, StoreError> {
+    fn keys_matching(&self, filters: &Filters) -> Result<Vec<u64>, StoreError> {
         tables::keys_matching(&*self.connection()?, filters)
     }
 
-    pub fn vectors(&self) -> &dyn VectorIndex {
-        &self.vectors
+    fn dense_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filters: &Filters,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
+        let allowed = self.allowed_keys(filters)?;
+        let allow = allowed
+            .as_ref()
+            .map(|set| move |key: u64| set.contains(&key));
+        let allow_dyn: Option<&(dyn Fn(u64) -> bool + Sync)> =
+            allow.as_ref().map(|f| f as &(dyn Fn(u64) -> bool + Sync));
+        Ok(self.vectors.search(query, k, allow_dyn)?)
     }
 
-    pub fn keywords(&self) -> &dyn KeywordIndex {
-        &self.keywords
+    /// With filters, over-fetches from BM25 and keeps the accepted chunks.
+    fn keyword_search(
+        &self,
+        query: &str,
+        k: usize,
+        filters: &Filters,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
+        match self.allowed_keys(filters)? {
+            None => Ok(self.keywords.search(query, k)?),
+            Some(allowed) => Ok(self
+                .keywords
+                .search(query, k * FILTER_OVERFETCH)?
+                .into_iter()
+                .filter(|(key, _)| allowed.contains(key))
+                .take(k)
+                .collect()),
+        }
     }
 
-    pub fn stats(&self) -> Result<StoreStats, StoreError> {
+    fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
+        tables::chunk_texts(&*self.connection()?)
+    }
+
+    /// Swaps the vectors in one transaction, then rebuilds the derived indexes from them.
+    fn replace_vectors(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
+        self.swap_vectors(vectors)?;
+        self.rebuild_derived()
+    }
+
+    fn stats(&self) -> Result<StoreStats, StoreError> {
         let connection = self.connection()?;
         Ok(StoreStats {
             files: tables::count(&connection, "files")?,
@@ -366,7 +418,20 @@ impl Store {
     }
 }
 
-/// Starts a write transaction that marks the derived indexes stale until [`Store::commit`].
+/// The embedder and vector size the store in `dir` was built with, if there is one.
+pub fn stored_embedder(dir: &Path) -> Result<Option<(String, usize)>, StoreError> {
+    let path = dir.join("shiori.sqlite");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let connection = tables::open(&path)?;
+    let embedder = tables::get_meta(&connection, "embedder")?;
+    let dimension = tables::get_meta(&connection, "dimension")?.and_then(|d| d.parse().ok());
+    Ok(embedder.zip(dimension))
+}
+
+/// Starts a write transaction that marks the derived indexes stale until
+/// [`DocumentStore::commit`].
 fn begin_dirty_write(connection: &mut Mutex<Connection>) -> Result<Transaction<'_>, StoreError> {
     let connection = connection.get_mut().map_err(|_| StoreError::Poisoned)?;
     let transaction = connection.transaction()?;

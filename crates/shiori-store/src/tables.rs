@@ -443,3 +443,54 @@ pub(crate) fn update_vectors(
     }
     Ok(())
 }
+
+/// The documents stored from one file (without text, which only chunks keep).
+pub(crate) fn documents_of_file(
+    connection: &Connection,
+    path: &str,
+) -> Result<Vec<Document>, StoreError> {
+    let mut statement = connection.prepare(
+        "SELECT doc_id, title, source, modified, metadata FROM documents
+         WHERE file_path = ?1 ORDER BY doc_id",
+    )?;
+    let rows = statement
+        .query_map([path], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, String>(4)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter()
+        .map(|(doc_id, title, source, modified, metadata)| {
+            Ok(Document {
+                doc_id,
+                title,
+                source,
+                text: String::new(),
+                modified,
+                metadata: serde_json::from_str(&metadata)?,
+            })
+        })
+        .collect()
+}
+
+/// The chunks of one document with their vectors, in order.
+pub(crate) fn chunks_with_vectors(
+    connection: &Connection,
+    doc_id: &str,
+) -> Result<Vec<(Chunk, Vec<f32>)>, StoreError> {
+    let sql = format!("SELECT {CHUNK_COLUMNS}, vector FROM chunks WHERE doc_id = ?1 ORDER BY idx");
+    let mut statement = connection.prepare(&sql)?;
+    let chunks = statement
+        .query_map([doc_id], |row| {
+            let (_, chunk) = chunk_from_row(row)?;
+            let blob: Vec<u8> = row.get(11)?;
+            Ok((chunk, blob_to_vector(&blob)))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(chunks)
+}

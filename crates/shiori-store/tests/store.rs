@@ -2,7 +2,9 @@
 
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, Document, Filters};
-use shiori_store::{FileChange, FileRecord, Store, StoreError, StoreOptions};
+use shiori_store::{
+    reembed, DocumentStore, FileChange, FileRecord, Store, StoreError, StoreOptions,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -260,13 +262,16 @@ fn reembed_converts_a_store_to_another_embedder() {
         },
     )
     .unwrap();
-    let count = converted
-        .reembed(16, |items| -> Result<Vec<Vec<f32>>, StoreError> {
+    let count = reembed(
+        &mut converted,
+        16,
+        |items| -> Result<Vec<Vec<f32>>, StoreError> {
             // The title ("a") leads the embedding input.
             assert_eq!(items, [("apples-hash", "a\napples")]);
             Ok(vec![vec![0.0, 0.0, 1.0]])
-        })
-        .unwrap();
+        },
+    )
+    .unwrap();
     assert_eq!(count, 1);
     drop(converted);
     let reopened = Store::open(dir.path(), options("other-embedder")).unwrap();

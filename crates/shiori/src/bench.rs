@@ -4,7 +4,9 @@ use crate::cli::{Cli, EmbedderArg};
 use crate::output;
 use anyhow::Result;
 use shiori_core::{Embedder, Filters, RetrievalConfig, RetrievalMode};
-use shiori_engine::{load_embedder, Config, EmbedderConfig, Engine, RetryConfig};
+use shiori_engine::{
+    init_store, load_embedder, Config, EmbedderConfig, Engine, RetryConfig, StoreKind,
+};
 use shiori_models::assets::ShioriHome;
 use std::io::Write;
 use std::path::Path;
@@ -94,13 +96,15 @@ fn measure_embedder(embedder: &dyn Embedder, texts: &[&str]) -> Result<serde_jso
 }
 
 /// Repeats a BEIR corpus (with fresh ids) until it has `chunks` records, indexes it into a
-/// temporary data directory (repeats hit the embedding cache), and times every query.
+/// temporary data directory (repeats hit the embedding cache), and times every query; then the
+/// same with a PostgreSQL store in the database `postgres` (which must be empty), when given.
 pub fn query(
     cli: &Cli,
     home: &ShioriHome,
     dataset: &Path,
     chunks: usize,
     mode: RetrievalMode,
+    postgres: Option<&str>,
 ) -> Result<()> {
     let corpus = read_jsonl(&dataset.join("corpus.jsonl"))?;
     let queries = read_jsonl(&dataset.join("queries.jsonl"))?;
@@ -120,11 +124,62 @@ pub fn query(
     }
     writer.flush()?;
     drop(writer);
-    let data_dir = work.path().join("data");
-    Config::default().save(&data_dir)?;
-    let mut engine = Engine::open(&data_dir, home)?;
+    let texts: Vec<&str> = queries
+        .iter()
+        .filter_map(|q| q.get("text").and_then(|t| t.as_str()))
+        .collect();
+    let mut stores = vec![("embedded", Config::default())];
+    if let Some(url) = postgres {
+        let mut config = Config::default();
+        config.store.kind = StoreKind::Postgres;
+        config.store.url = Some(url.to_string());
+        init_store(&config)?;
+        stores.push(("postgres", config));
+    }
+    let mut results = Vec::new();
+    for (name, config) in stores {
+        let data_dir = work.path().join(format!("data-{name}"));
+        config.save(&data_dir)?;
+        results.push(measure_store(
+            name,
+            &data_dir,
+            home,
+            &corpus_path,
+            &texts,
+            mode,
+        )?);
+    }
+    output::print(cli.json, &results, || {
+        results
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}: {} chunks ({:?}) indexed at {:.0} chunks/s; {} queries, p50 {:.2} ms, p95 {:.2} ms",
+                    r["store"].as_str().unwrap_or_default(),
+                    r["chunks"],
+                    mode,
+                    r["chunks_per_second"].as_f64().unwrap_or_default(),
+                    r["queries"],
+                    r["p50_ms"].as_f64().unwrap_or_default(),
+                    r["p95_ms"].as_f64().unwrap_or_default(),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+fn measure_store(
+    store: &str,
+    data_dir: &Path,
+    home: &ShioriHome,
+    corpus_path: &Path,
+    texts: &[&str],
+    mode: RetrievalMode,
+) -> Result<serde_json::Value> {
+    let mut engine = Engine::open(data_dir, home)?;
     let index_started = Instant::now();
-    let report = engine.index_corpus(&corpus_path, &crate::progress::Bar::default())?;
+    let report = engine.index_corpus(corpus_path, &crate::progress::Bar::default())?;
     if let Some(failure) = report.failures.first() {
         anyhow::bail!("{}: {}", failure.path, failure.reason);
     }
@@ -134,39 +189,26 @@ pub fn query(
         top_k: 10,
         ..RetrievalConfig::default()
     };
-    let texts: Vec<&str> = queries
-        .iter()
-        .filter_map(|q| q.get("text").and_then(|t| t.as_str()))
-        .collect();
     for text in texts.iter().take(5) {
         engine.search(text, &config, &Filters::default())?;
     }
     let mut latencies = Vec::with_capacity(texts.len());
-    for text in &texts {
+    for text in texts {
         let started = Instant::now();
         engine.search(text, &config, &Filters::default())?;
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
     }
     latencies.sort_by(f64::total_cmp);
     let stats = engine.stats()?;
-    let result = serde_json::json!({
+    Ok(serde_json::json!({
+        "store": store,
         "chunks": stats.chunks,
         "mode": mode,
         "queries": latencies.len(),
         "index_seconds": index_seconds,
+        "chunks_per_second": report.chunks_added as f64 / index_seconds,
         "chunks_embedded": report.chunks_embedded,
         "p50_ms": percentile(&latencies, 0.5),
         "p95_ms": percentile(&latencies, 0.95),
-    });
-    output::print(cli.json, &result, || {
-        format!(
-            "{} chunks ({:?}): {} queries, p50 {:.2} ms, p95 {:.2} ms (indexed in {:.1} s)",
-            stats.chunks,
-            mode,
-            latencies.len(),
-            percentile(&latencies, 0.5),
-            percentile(&latencies, 0.95),
-            index_seconds
-        )
-    })
+    }))
 }

@@ -25,7 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create the data directory and its shiori.toml with default settings.
+    /// Create the data directory and its shiori.toml with default settings, and bring the
+    /// configured store's schema up to date (PostgreSQL migrations).
     Init,
     /// Index files and folders; unchanged files are skipped, vanished ones dropped. Without
     /// paths or --project: [ingest] sources and every [projects.NAME] of shiori.toml.
@@ -101,6 +102,16 @@ pub enum Command {
     },
     /// Counts and settings of the data directory.
     Stats,
+    /// Copy an embedded store (documents, chunks and their vectors, no re-embedding) into a
+    /// PostgreSQL database; the password comes from [store] password_env (SHIORI_PG_PASSWORD).
+    Migrate {
+        /// The embedded store's data directory.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// The database, `postgres://user@host:port/database`.
+        #[arg(long)]
+        to: String,
+    },
     /// Serve the HTTP API and the web page. `SHIORI_API_KEY` set = every /api route needs
     /// `Authorization: Bearer <key>`.
     Serve {
@@ -254,6 +265,9 @@ pub enum BenchAction {
         chunks: usize,
         #[arg(long, value_enum, default_value = "hybrid")]
         mode: ModeArg,
+        /// Also measure a PostgreSQL store in this empty database, after the embedded one.
+        #[arg(long)]
+        postgres: Option<String>,
     },
     /// Loading speed (pages or parts per second) of files, each loaded `--runs` times; with
     /// `--sample-pdf-pages N` a generated N-page PDF is measured too.

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
-use shiori_engine::{AskOptions, Config, Engine, EngineError};
+use shiori_engine::{init_store, migrate_store, AskOptions, Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
 use shiori_server::{Server, ServerOptions};
 use std::time::Duration;
@@ -45,11 +45,35 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Init => {
             let config = Config::load(&cli.data_dir)?;
             config.save(&cli.data_dir)?;
+            let store = init_store(&config)?;
             output::print(
                 cli.json,
-                &serde_json::json!({"data_dir": cli.data_dir}),
-                || format!("initialised {}", cli.data_dir.display()),
+                &serde_json::json!({"data_dir": cli.data_dir, "store": store}),
+                || {
+                    let migrations = match store.schema_version {
+                        Some(version) => format!(
+                            "; database schema at version {version} ({} migration(s) applied)",
+                            store.migrations_applied.len()
+                        ),
+                        None => String::new(),
+                    };
+                    format!("initialised {}{migrations}", cli.data_dir.display())
+                },
             )
+        }
+        Command::Migrate { from, to } => {
+            let config = Config::load(&cli.data_dir)?;
+            let target = config.store.postgres(Some(to))?;
+            let report = migrate_store(from, &target, &home, &progress::Bar::default())?;
+            output::print(cli.json, &report, || {
+                format!(
+                    "copied {} file(s), {} chunk(s) with their {} vectors in {:.1} s",
+                    report.files,
+                    report.chunks_added,
+                    report.embedder,
+                    report.elapsed_ms / 1000.0
+                )
+            })
         }
         Command::Index {
             paths,
@@ -248,7 +272,15 @@ fn run(cli: &Cli) -> Result<()> {
                 dataset,
                 chunks,
                 mode,
-            } => bench::query(cli, &home, dataset, *chunks, (*mode).into()),
+                postgres,
+            } => bench::query(
+                cli,
+                &home,
+                dataset,
+                *chunks,
+                (*mode).into(),
+                postgres.as_deref(),
+            ),
             BenchAction::Ingest {
                 files,
                 sample_pdf_pages,

@@ -1,12 +1,20 @@
 //! End to end: extractive answers, refusals and the evaluator on the sample corpus.
 
+#[macro_use]
 mod common;
 
 use common::*;
 
-#[test]
-fn answers_with_sources_and_refuses_what_the_corpus_cannot_answer() {
-    let work = tempfile::tempdir().unwrap();
+backend_tests!(
+    answers_with_sources_and_refuses_what_the_corpus_cannot_answer,
+    evaluates_the_sample_corpus
+);
+
+fn answers_with_sources_and_refuses_what_the_corpus_cannot_answer(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let corpus = work.path().join("corpus");
     copy_fixtures(&corpus);
     let data = work.path().join("data");
@@ -35,9 +43,11 @@ fn answers_with_sources_and_refuses_what_the_corpus_cannot_answer() {
     assert!(String::from_utf8_lossy(&empty.stderr).contains("empty"));
 }
 
-#[test]
-fn evaluates_the_sample_corpus() {
-    let work = tempfile::tempdir().unwrap();
+fn evaluates_the_sample_corpus(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let data = work.path().join("data");
     let report = run_json(
         &data,

@@ -1,17 +1,27 @@
 //! End to end: indexing a folder, re-indexing, deletions, bad files and crash recovery.
 
+#[macro_use]
 mod common;
 
 use common::*;
 use std::time::{Duration, Instant};
 
+backend_tests!(
+    indexes_a_folder_and_ranks_the_right_documents,
+    reindexing_skips_unchanged_files_and_drops_deleted_ones,
+    a_same_size_edit_that_keeps_the_modification_time_is_reindexed,
+    bad_files_fail_alone_and_are_named,
+);
+
 fn file_name(doc_id: &str) -> &str {
     doc_id.rsplit('/').next().unwrap_or(doc_id)
 }
 
-#[test]
-fn indexes_a_folder_and_ranks_the_right_documents() {
-    let work = tempfile::tempdir().unwrap();
+fn indexes_a_folder_and_ranks_the_right_documents(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let corpus = work.path().join("corpus");
     copy_fixtures(&corpus);
     let data = work.path().join("data");
@@ -50,9 +60,11 @@ fn indexes_a_folder_and_ranks_the_right_documents() {
     }
 }
 
-#[test]
-fn reindexing_skips_unchanged_files_and_drops_deleted_ones() {
-    let work = tempfile::tempdir().unwrap();
+fn reindexing_skips_unchanged_files_and_drops_deleted_ones(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let corpus = work.path().join("corpus");
     copy_fixtures(&corpus);
     let data = work.path().join("data");
@@ -108,9 +120,11 @@ fn reindexing_skips_unchanged_files_and_drops_deleted_ones() {
     assert_eq!(ids[0], "faq-storage");
 }
 
-#[test]
-fn a_same_size_edit_that_keeps_the_modification_time_is_reindexed() {
-    let work = tempfile::tempdir().unwrap();
+fn a_same_size_edit_that_keeps_the_modification_time_is_reindexed(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let corpus = work.path().join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     let note = corpus.join("quota.txt");
@@ -145,9 +159,11 @@ fn a_same_size_edit_that_keeps_the_modification_time_is_reindexed() {
     );
 }
 
-#[test]
-fn bad_files_fail_alone_and_are_named() {
-    let work = tempfile::tempdir().unwrap();
+fn bad_files_fail_alone_and_are_named(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let corpus = work.path().join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     std::fs::write(
@@ -265,4 +281,154 @@ fn a_killed_index_run_leaves_a_store_that_opens_and_resumes() {
     assert_eq!(stats["chunks"], files, "{stats}");
     let ids = search_ids(&data, "Meeting note number 1499", "bm25");
     assert!(ids[0].ends_with("note-1499.txt"), "{ids:?}");
+}
+
+#[test]
+fn two_index_runs_at_once_store_every_chunk_exactly_once() {
+    let Some(store) = test_store(Backend::Postgres) else {
+        return;
+    };
+    let corpus = store.work.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let files = 120;
+    // A run-specific word keeps the embedding cache from making either run too quick to overlap.
+    let run_id = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    for i in 0..files {
+        std::fs::write(
+            corpus.join(format!("memo-{i:03}.txt")),
+            format!(
+                "Memo {i} of run {run_id}: the committee met about topic {}.",
+                i % 11
+            ),
+        )
+        .unwrap();
+    }
+    let spawn = || {
+        command(&store.data)
+            .arg("--json")
+            .arg("index")
+            .arg(&corpus)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let runs = [spawn(), spawn()];
+    let reports: Vec<serde_json::Value> = runs
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            serde_json::from_slice(&output.stdout).unwrap()
+        })
+        .collect();
+    let added: u64 = reports
+        .iter()
+        .map(|r| r["chunks_added"].as_u64().unwrap())
+        .sum();
+    let removed: u64 = reports
+        .iter()
+        .map(|r| r["chunks_removed"].as_u64().unwrap())
+        .sum();
+    assert_eq!((added, removed), (files, 0), "{reports:?}");
+    let stats = run_json(&store.data, &["stats"]);
+    assert_eq!(
+        (stats["files"].as_u64(), stats["chunks"].as_u64()),
+        (Some(files), Some(files)),
+        "{stats}"
+    );
+    let hits = run_json(
+        &store.data,
+        &["search", "Memo 77 committee", "--mode", "bm25"],
+    );
+    let sources: Vec<&str> = hits["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| hit["source"].as_str().unwrap())
+        .collect();
+    assert!(sources[0].ends_with("memo-077.txt"), "{sources:?}");
+    let unique: std::collections::HashSet<&&str> = sources.iter().collect();
+    assert_eq!(
+        unique.len(),
+        sources.len(),
+        "a chunk came back twice: {sources:?}"
+    );
+}
+
+#[test]
+fn migrate_copies_an_embedded_store_into_postgres_without_reembedding() {
+    let Some(target) = test_store(Backend::Postgres) else {
+        return;
+    };
+    let source = test_store(Backend::Embedded).unwrap();
+    let corpus = source.work.path().join("corpus");
+    copy_fixtures(&corpus);
+    index(&source.data, &corpus);
+    let url = target.url.as_deref().unwrap();
+    let migrated = run_json(
+        &target.data,
+        &[
+            "migrate",
+            "--from",
+            source.data.to_str().unwrap(),
+            "--to",
+            url,
+        ],
+    );
+    let before = run_json(&source.data, &["stats"]);
+    assert_eq!(migrated["files"], before["files"], "{migrated}");
+    assert_eq!(migrated["chunks_added"], before["chunks"], "{migrated}");
+    let after = run_json(&target.data, &["stats"]);
+    for key in ["files", "documents", "chunks", "embedder"] {
+        assert_eq!(after[key], before[key], "{key}: {after} vs {before}");
+    }
+    // The copied vectors and terms rank as the originals did, and nothing needed embedding.
+    for (query, mode) in [
+        ("how do I connect to the VPN", "dense"),
+        ("パスワードを忘れた", "bm25"),
+        ("taxi receipt reimbursement", "hybrid"),
+    ] {
+        let expected = run_json(&source.data, &["search", query, "--mode", mode]);
+        let got = run_json(&target.data, &["search", query, "--mode", mode]);
+        assert_eq!(
+            got["hits"][0]["chunk_id"], expected["hits"][0]["chunk_id"],
+            "{mode} {query}"
+        );
+        if mode == "dense" {
+            let (a, b) = (
+                got["hits"][0]["score"].as_f64().unwrap(),
+                expected["hits"][0]["score"].as_f64().unwrap(),
+            );
+            assert!((a - b).abs() < 1e-4, "{query}: {a} vs {b}");
+        }
+    }
+    let reindex = index(&target.data, &corpus);
+    assert_eq!(
+        (
+            reindex["files_indexed"].as_u64(),
+            reindex["chunks_embedded"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{reindex}"
+    );
+    // Running it again changes nothing.
+    let again = run_json(
+        &target.data,
+        &[
+            "migrate",
+            "--from",
+            source.data.to_str().unwrap(),
+            "--to",
+            url,
+        ],
+    );
+    assert_eq!(again["chunks_added"], 0, "{again}");
 }

@@ -1,12 +1,20 @@
 //! End to end: metadata filters, time decay and fusion settings change what search returns.
 
+#[macro_use]
 mod common;
 
 use common::*;
 
-#[test]
-fn filters_restrict_results_to_matching_chunks() {
-    let work = tempfile::tempdir().unwrap();
+backend_tests!(
+    filters_restrict_results_to_matching_chunks,
+    time_decay_prefers_recent_documents_when_configured
+);
+
+fn filters_restrict_results_to_matching_chunks(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let corpus = work.path().join("corpus");
     copy_fixtures(&corpus);
     let data = work.path().join("data");
@@ -49,9 +57,11 @@ fn filters_restrict_results_to_matching_chunks() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("modified_after"));
 }
 
-#[test]
-fn time_decay_prefers_recent_documents_when_configured() {
-    let work = tempfile::tempdir().unwrap();
+fn time_decay_prefers_recent_documents_when_configured(backend: Backend) {
+    let Some(store) = test_store(backend) else {
+        return;
+    };
+    let work = &store.work;
     let corpus = work.path().join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     std::fs::write(
@@ -71,11 +81,10 @@ fn time_decay_prefers_recent_documents_when_configured() {
         "without decay the exact match wins"
     );
 
-    std::fs::write(
-        data.join("shiori.toml"),
+    append_config(
+        &data,
         "[retrieval]\ntime_decay = { weight = 0.9, half_life_days = 365.0 }\n",
-    )
-    .unwrap();
+    );
     // Dense cosines are not rescaled per query, so the decay alone decides here. (Weighted
     // hybrid fusion min-max normalises each list, which leaves the weaker of two candidates at
     // exactly 0, where no decay factor can lift it.)

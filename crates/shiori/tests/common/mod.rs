@@ -2,11 +2,108 @@
 //! that `shiori models fetch` installed under `SHIORI_HOME`.
 
 // Each test binary compiles this module and uses only some of it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use serde_json::Value;
+use shiori_store_postgres::test_server::TestServer;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use tempfile::TempDir;
+
+/// Which store a test's data directory uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Embedded,
+    Postgres,
+}
+
+/// A test's working folder and data directory, with the PostgreSQL server its store lives in
+/// (stopped on drop) for [`Backend::Postgres`].
+pub struct TestStore {
+    pub work: TempDir,
+    pub data: PathBuf,
+    pub url: Option<String>,
+    _server: Option<TestServer>,
+}
+
+/// A fresh data directory on `backend`, initialised with `shiori init`; `None` (after a loud
+/// note) when the PostgreSQL binaries are not installed.
+pub fn test_store(backend: Backend) -> Option<TestStore> {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    let (server, url) = match backend {
+        Backend::Embedded => (None, None),
+        Backend::Postgres => {
+            let server = TestServer::start().unwrap()?;
+            let url = server.create_database("shiori").unwrap();
+            append_config(
+                &data,
+                &format!("[store]\nkind = \"postgres\"\nurl = \"{url}\"\n"),
+            );
+            (Some(server), Some(url))
+        }
+    };
+    let init = run_json(&data, &["init"]);
+    if backend == Backend::Postgres {
+        assert_eq!(
+            init["store"]["migrations_applied"],
+            serde_json::json!([1]),
+            "{init}"
+        );
+    }
+    Some(TestStore {
+        work,
+        data,
+        url,
+        _server: server,
+    })
+}
+
+/// Merges TOML into the data directory's shiori.toml, table by table (keeping its `[store]`).
+pub fn append_config(data_dir: &Path, toml: &str) {
+    fn merge(into: &mut toml::Table, from: toml::Table) {
+        for (key, value) in from {
+            match (into.get_mut(&key), value) {
+                (Some(toml::Value::Table(existing)), toml::Value::Table(table)) => {
+                    merge(existing, table)
+                }
+                (_, value) => {
+                    into.insert(key, value);
+                }
+            }
+        }
+    }
+    let path = data_dir.join("shiori.toml");
+    let mut config: toml::Table = std::fs::read_to_string(&path)
+        .map(|text| text.parse().unwrap())
+        .unwrap_or_default();
+    merge(&mut config, toml.parse().unwrap());
+    std::fs::create_dir_all(data_dir).unwrap();
+    std::fs::write(&path, toml::to_string(&config).unwrap()).unwrap();
+}
+
+/// Defines `embedded::NAME` and `postgres::NAME` tests that run the function `NAME(backend)`
+/// against each store (the test file declares `#[macro_use] mod common;` and `use common::*;`).
+macro_rules! backend_tests {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(super::Backend::Embedded)
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(super::Backend::Postgres)
+                }
+            )*
+        }
+    };
+}
 
 pub fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus")

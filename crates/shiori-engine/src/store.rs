@@ -1,0 +1,114 @@
+//! The configured store backend: opening it, migrating its schema (`shiori init`), and moving
+//! an embedded store into PostgreSQL without re-embedding (`shiori migrate`).
+
+use crate::{Config, EngineError, Progress, StoreConfig, StoreKind};
+use serde::Serialize;
+use shiori_analysis::JapaneseTokenization;
+use shiori_models::assets::ShioriHome;
+use shiori_store::{stored_embedder, DocumentStore, FileChange, Store, StoreOptions};
+use shiori_store_postgres::{PostgresOptions, PostgresStore};
+use std::path::Path;
+use std::time::Instant;
+
+/// Files copied per transaction by a migration.
+const FILES_PER_MIGRATION_BATCH: usize = 64;
+
+pub(crate) fn open_store(
+    data_dir: &Path,
+    config: &StoreConfig,
+    options: StoreOptions,
+) -> Result<Box<dyn DocumentStore>, EngineError> {
+    Ok(match config.kind {
+        StoreKind::Embedded => Box::new(Store::open(data_dir, options)?),
+        StoreKind::Postgres => Box::new(PostgresStore::open(&config.postgres(None)?, options)?),
+    })
+}
+
+/// What `shiori init` did to the configured store.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoreInit {
+    pub kind: StoreKind,
+    /// The schema version the database is at now (PostgreSQL only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<i64>,
+    pub migrations_applied: Vec<i64>,
+}
+
+/// Brings the configured store's schema up to date. The embedded store creates its own tables
+/// when opened, so only a database needs this.
+pub fn init_store(config: &Config) -> Result<StoreInit, EngineError> {
+    match config.store.kind {
+        StoreKind::Embedded => Ok(StoreInit {
+            kind: StoreKind::Embedded,
+            schema_version: None,
+            migrations_applied: Vec::new(),
+        }),
+        StoreKind::Postgres => {
+            let applied = shiori_store_postgres::migrate(&config.store.postgres(None)?)?;
+            Ok(StoreInit {
+                kind: StoreKind::Postgres,
+                schema_version: Some(shiori_store_postgres::schema_version()),
+                migrations_applied: applied,
+            })
+        }
+    }
+}
+
+/// What `shiori migrate` copied.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MigrationReport {
+    pub embedder: String,
+    pub files: usize,
+    pub chunks_added: usize,
+    pub elapsed_ms: f64,
+}
+
+/// Copies every file, document, chunk and vector of the embedded store in `from` into the
+/// PostgreSQL database `to` (migrating its schema first). Files whose content the database
+/// already holds are left as they are, so a migration can be re-run or resumed.
+pub fn migrate_store(
+    from: &Path,
+    to: &PostgresOptions,
+    home: &ShioriHome,
+    progress: &dyn Progress,
+) -> Result<MigrationReport, EngineError> {
+    let started = Instant::now();
+    // The analyzers decide the keyword terms; the ones the engine would open the store with.
+    let japanese = JapaneseTokenization::load(Some(&home.ipadic_dictionary()))?;
+    let (embedder_id, dimension) = stored_embedder(from)?.ok_or_else(|| {
+        EngineError::Invalid(format!(
+            "{} holds no embedded store to migrate",
+            from.display()
+        ))
+    })?;
+    let options = || StoreOptions {
+        embedder_id: embedder_id.clone(),
+        dimension,
+        japanese: japanese.clone(),
+        reembed: false,
+    };
+    let source = Store::open(from, options())?;
+    shiori_store_postgres::migrate(to)?;
+    let mut target = PostgresStore::open(to, options())?;
+    let paths = source.file_paths()?;
+    let mut report = MigrationReport {
+        embedder: embedder_id.clone(),
+        ..MigrationReport::default()
+    };
+    progress.start("copying files", paths.len() as u64);
+    for batch in paths.chunks(FILES_PER_MIGRATION_BATCH) {
+        let mut changes = Vec::with_capacity(batch.len());
+        for path in batch {
+            if let Some(stored) = source.stored_file(path)? {
+                changes.push(FileChange::from(stored));
+            }
+        }
+        report.files += changes.len();
+        report.chunks_added += target.apply(changes)?.chunks_added;
+        progress.advance(batch.len() as u64);
+    }
+    progress.finish();
+    target.commit()?;
+    report.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(report)
+}

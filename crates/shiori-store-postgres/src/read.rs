@@ -1,0 +1,291 @@
+//! Queries: file records, chunks, filters, and the dense and BM25 searches.
+
+use crate::filters::{self, Param};
+use crate::PostgresError;
+use pgvector::Vector;
+use postgres::{GenericClient, Row};
+use shiori_core::{Chunk, Document, Filters};
+use shiori_store::{FileRecord, StoredFile};
+use std::collections::HashMap;
+
+/// BM25 parameters, as tantivy's.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+pub(crate) fn count(client: &mut impl GenericClient, table: &str) -> Result<u64, PostgresError> {
+    let sql = format!("SELECT COUNT(*) FROM {table}");
+    Ok(client.query_one(&sql, &[])?.get::<_, i64>(0) as u64)
+}
+
+pub(crate) fn meta(
+    client: &mut impl GenericClient,
+    key: &str,
+) -> Result<Option<String>, PostgresError> {
+    Ok(client
+        .query_opt("SELECT value FROM shiori_meta WHERE key = $1", &[&key])?
+        .map(|row| row.get(0)))
+}
+
+pub(crate) fn file_record(
+    client: &mut impl GenericClient,
+    path: &str,
+) -> Result<Option<FileRecord>, PostgresError> {
+    Ok(client
+        .query_opt(
+            "SELECT path, content_hash, size, modified_ns, read_at_ns FROM files WHERE path = $1",
+            &[&path],
+        )?
+        .map(|row| FileRecord {
+            path: row.get(0),
+            content_hash: row.get(1),
+            size: row.get::<_, i64>(2) as u64,
+            modified_ns: row.get(3),
+            read_at_ns: row.get(4),
+        }))
+}
+
+pub(crate) fn file_project(
+    client: &mut impl GenericClient,
+    path: &str,
+) -> Result<Option<String>, PostgresError> {
+    Ok(client
+        .query_opt(
+            "SELECT metadata->>'project' FROM documents WHERE file_path = $1 LIMIT 1",
+            &[&path],
+        )?
+        .and_then(|row| row.get(0)))
+}
+
+pub(crate) fn file_paths(client: &mut impl GenericClient) -> Result<Vec<String>, PostgresError> {
+    Ok(client
+        .query("SELECT path FROM files ORDER BY path", &[])?
+        .iter()
+        .map(|row| row.get(0))
+        .collect())
+}
+
+const CHUNK_COLUMNS: &str = "c.key, c.chunk_id, c.doc_id, c.idx, c.total, c.title, c.source, \
+                             c.text, c.modified, c.content_hash, c.metadata::TEXT";
+
+fn chunk_from_row(row: &Row) -> Result<(u64, Chunk), PostgresError> {
+    let metadata: String = row.get(10);
+    Ok((
+        row.get::<_, i64>(0) as u64,
+        Chunk {
+            chunk_id: row.get(1),
+            doc_id: row.get(2),
+            index: row.get::<_, i32>(3) as u32,
+            total: row.get::<_, i32>(4) as u32,
+            title: row.get(5),
+            source: row.get(6),
+            text: row.get(7),
+            modified: row.get(8),
+            content_hash: row.get(9),
+            metadata: serde_json::from_str(&metadata)?,
+        },
+    ))
+}
+
+pub(crate) fn chunks_by_keys(
+    client: &mut impl GenericClient,
+    keys: &[u64],
+) -> Result<Vec<(u64, Chunk)>, PostgresError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted: Vec<i64> = keys.iter().map(|k| *k as i64).collect();
+    let sql = format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.key = ANY($1)");
+    let mut found: HashMap<u64, Chunk> = client
+        .query(&sql, &[&wanted])?
+        .iter()
+        .map(chunk_from_row)
+        .collect::<Result<_, _>>()?;
+    Ok(keys
+        .iter()
+        .filter_map(|key| found.remove(key).map(|chunk| (*key, chunk)))
+        .collect())
+}
+
+pub(crate) fn chunks_of_document(
+    client: &mut impl GenericClient,
+    doc_id: &str,
+) -> Result<Vec<Chunk>, PostgresError> {
+    let sql = format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.doc_id = $1 ORDER BY c.idx");
+    client
+        .query(&sql, &[&doc_id])?
+        .iter()
+        .map(|row| chunk_from_row(row).map(|(_, chunk)| chunk))
+        .collect()
+}
+
+pub(crate) fn stored_file(
+    client: &mut impl GenericClient,
+    path: &str,
+) -> Result<Option<StoredFile>, PostgresError> {
+    let Some(file) = file_record(client, path)? else {
+        return Ok(None);
+    };
+    let documents = client
+        .query(
+            "SELECT doc_id, title, source, modified, metadata::TEXT FROM documents
+             WHERE file_path = $1 ORDER BY doc_id",
+            &[&path],
+        )?
+        .iter()
+        .map(|row| {
+            Ok(Document {
+                doc_id: row.get(0),
+                title: row.get(1),
+                source: row.get(2),
+                text: String::new(),
+                modified: row.get(3),
+                metadata: serde_json::from_str(row.get::<_, &str>(4))?,
+            })
+        })
+        .collect::<Result<Vec<_>, PostgresError>>()?;
+    let sql = format!(
+        "SELECT {CHUNK_COLUMNS}, c.embedding FROM chunks c
+         JOIN documents d ON d.doc_id = c.doc_id
+         WHERE d.file_path = $1 ORDER BY c.doc_id, c.idx"
+    );
+    let chunks = client
+        .query(&sql, &[&path])?
+        .iter()
+        .map(|row| {
+            let (_, chunk) = chunk_from_row(row)?;
+            Ok((chunk, row.get::<_, Vector>(11).to_vec()))
+        })
+        .collect::<Result<Vec<_>, PostgresError>>()?;
+    Ok(Some(StoredFile {
+        file,
+        documents,
+        chunks,
+    }))
+}
+
+pub(crate) fn keys_matching(
+    client: &mut impl GenericClient,
+    filters: &Filters,
+) -> Result<Vec<u64>, PostgresError> {
+    let mut params: Vec<Param> = Vec::new();
+    let condition = filters::condition(filters, &mut params);
+    let sql = format!("SELECT c.key FROM chunks c WHERE {condition} ORDER BY c.key");
+    Ok(client
+        .query(&sql, &filters::refs(&params))?
+        .iter()
+        .map(|row| row.get::<_, i64>(0) as u64)
+        .collect())
+}
+
+/// The `k` nearest chunks by cosine similarity through the HNSW index (iterative scans keep a
+/// filtered search from coming back short).
+pub(crate) fn dense_search(
+    client: &mut impl GenericClient,
+    dimension: usize,
+    query: &[f32],
+    k: usize,
+    filters: &Filters,
+) -> Result<Vec<(u64, f32)>, PostgresError> {
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    let mut params: Vec<Param> = vec![Box::new(Vector::from(query.to_vec())), Box::new(k as i64)];
+    let condition = filters::condition(filters, &mut params);
+    let distance = format!("c.embedding::vector({dimension}) <=> $1::vector({dimension})");
+    let sql = format!(
+        "SELECT c.key, ({distance})::REAL FROM chunks c WHERE {condition}
+         ORDER BY {distance} LIMIT $2"
+    );
+    let mut hits: Vec<(u64, f32)> = client
+        .query(&sql, &filters::refs(&params))?
+        .iter()
+        .map(|row| (row.get::<_, i64>(0) as u64, 1.0 - row.get::<_, f32>(1)))
+        .collect();
+    // Iterative scans may return neighbours slightly out of order.
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(hits)
+}
+
+/// BM25 as tantivy computes it — `idf · (k1 + 1) · tf / (tf + k1 · (1 − b + b · len / avglen))`
+/// with `idf = ln(1 + (N − df + 0.5) / (df + 0.5))`, summed over the query's terms in every
+/// field, the bigram field at its boost. `weights` is materialised so that each term's document
+/// frequency is counted once, not once per posting (10× faster on JSQuAD).
+pub(crate) fn keyword_search(
+    client: &mut impl GenericClient,
+    terms: &[(i16, String, f32)],
+    k: usize,
+    filters: &Filters,
+) -> Result<Vec<(u64, f32)>, PostgresError> {
+    if k == 0 || terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let fields: Vec<i16> = terms.iter().map(|t| t.0).collect();
+    let words: Vec<String> = terms.iter().map(|t| t.1.clone()).collect();
+    let boosts: Vec<f64> = terms.iter().map(|t| f64::from(t.2)).collect();
+    let mut params: Vec<Param> = vec![
+        Box::new(fields),
+        Box::new(words),
+        Box::new(boosts),
+        Box::new(k as i64),
+    ];
+    let filtered = !filters.is_empty();
+    let condition = filters::condition(filters, &mut params);
+    let join = if filtered {
+        format!("JOIN chunks c ON c.key = t.key WHERE {condition}")
+    } else {
+        String::new()
+    };
+    let sql = format!(
+        "WITH q AS (
+             SELECT * FROM unnest($1::SMALLINT[], $2::TEXT[], $3::FLOAT8[]) AS q(field, term, boost)
+         ),
+         weights AS MATERIALIZED (
+             SELECT q.field, q.term,
+                    q.boost * ({k1} + 1) * ln(1 + (s.chunks - d.df + 0.5) / (d.df + 0.5)) AS weight,
+                    s.total_length::FLOAT8 / GREATEST(s.chunks, 1) AS average_length
+             FROM q
+             JOIN keyword_stats s ON s.field = q.field
+             CROSS JOIN LATERAL (
+                 SELECT COUNT(*)::FLOAT8 AS df FROM chunk_terms t
+                 WHERE t.field = q.field AND t.term = q.term
+             ) d
+             WHERE d.df > 0
+         )
+         SELECT t.key, SUM(
+                    w.weight * t.tf
+                    / (t.tf + {k1} * (1 - {b} + {b} * t.length / GREATEST(w.average_length, 1e-9)))
+                )::REAL AS score
+         FROM weights w
+         JOIN chunk_terms t ON t.field = w.field AND t.term = w.term
+         {join}
+         GROUP BY t.key
+         ORDER BY score DESC, t.key
+         LIMIT $4",
+        k1 = K1,
+        b = B,
+    );
+    Ok(client
+        .query(&sql, &filters::refs(&params))?
+        .iter()
+        .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, f32>(1)))
+        .collect())
+}
+
+pub(crate) fn embedding_inputs(
+    client: &mut impl GenericClient,
+) -> Result<Vec<(u64, String, String)>, PostgresError> {
+    Ok(client
+        .query(
+            "SELECT key, content_hash, title, text FROM chunks ORDER BY key",
+            &[],
+        )?
+        .iter()
+        .map(|row| {
+            (
+                row.get::<_, i64>(0) as u64,
+                row.get(1),
+                shiori_core::embedding_input(row.get(2), row.get(3)),
+            )
+        })
+        .collect())
+}

