@@ -261,20 +261,25 @@ mod tests {
         assert_eq!(texts, ["first page", "second page"]);
     }
 
+    /// Gives the Type0 font a predefined CMap and takes its ToUnicode map away.
+    fn predefined_cmap_only(pdf: &mut lopdf::Document, cmap: &[u8]) {
+        let type0 = pdf
+            .objects
+            .iter()
+            .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
+            .map(|(id, _)| *id)
+            .expect("Type0 font");
+        let font = pdf.get_dictionary_mut(type0).expect("font");
+        font.set("Encoding", lopdf::Object::Name(cmap.to_vec()));
+        font.remove(b"ToUnicode");
+    }
+
     #[test]
     fn a_font_with_a_predefined_unicode_cmap_and_no_to_unicode_map_is_read() {
         let dir = tempfile::tempdir().expect("tempdir");
         // How a Japanese PDF with a non-embedded system font is written (reportlab, old Acrobat).
         let path = edited_pdf(&dir, "ucs2.pdf", &["東京本社 Tokyo"], |pdf| {
-            let type0 = pdf
-                .objects
-                .iter()
-                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
-                .map(|(id, _)| *id)
-                .expect("Type0 font");
-            let font = pdf.get_dictionary_mut(type0).expect("font");
-            font.set("Encoding", lopdf::Object::Name(b"UniJIS-UCS2-H".to_vec()));
-            font.remove(b"ToUnicode");
+            predefined_cmap_only(pdf, b"UniJIS-UCS2-H")
         });
         let loaded = load_file(&path, 0).expect("load");
         assert_eq!(loaded.documents[0].text, "東京本社 Tokyo");
@@ -285,15 +290,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         // A Shift-JIS CMap without a ToUnicode map: pdf-extract panics, lopdf refuses.
         let path = edited_pdf(&dir, "sjis.pdf", &["本文"], |pdf| {
-            let type0 = pdf
-                .objects
-                .iter()
-                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
-                .map(|(id, _)| *id)
-                .expect("Type0 font");
-            let font = pdf.get_dictionary_mut(type0).expect("font");
-            font.set("Encoding", lopdf::Object::Name(b"90ms-RKSJ-H".to_vec()));
-            font.remove(b"ToUnicode");
+            predefined_cmap_only(pdf, b"90ms-RKSJ-H")
         });
         let err = load_file(&path, 0).unwrap_err();
         assert!(
