@@ -145,6 +145,19 @@ fn stores_searches_and_replaces_files() {
         .keyword_search("apples", 10, &only_rust)
         .unwrap()
         .is_empty());
+    let by_project = Filters {
+        projects: vec!["rust.md".to_string()],
+        ..Filters::default()
+    };
+    let in_project = store
+        .dense_search(&[1.0, 0.0, 0.0], 3, &by_project)
+        .unwrap();
+    assert_eq!(doc_ids(&store, &in_project), ["rust"]);
+    assert_eq!(
+        store.file_project("rust.md").unwrap().as_deref(),
+        Some("rust.md")
+    );
+    assert_eq!(store.file_project("missing.md").unwrap(), None);
     let by_prefix = Filters {
         source_prefix: Some("fruit".to_string()),
         modified_after: Some(50),
