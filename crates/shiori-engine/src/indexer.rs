@@ -277,9 +277,10 @@ impl Engine {
         &self,
         files: Vec<DiscoveredFile>,
     ) -> Result<Vec<(DiscoveredFile, Option<FileRecord>)>, EngineError> {
+        let mut records = self.store.file_records()?;
         let mut candidates = Vec::new();
         for file in files {
-            let record = self.store.file_record(&file.path.display().to_string())?;
+            let record = records.remove(&file.path.display().to_string());
             let unchanged = record.as_ref().is_some_and(|r| {
                 r.size == file.size
                     && r.modified_ns == file.modified_ns

@@ -19,6 +19,7 @@ use shiori_store::{
     ApplyReport, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions, StoreStats,
     StoredFile,
 };
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use terms::Analyzers;
 use thiserror::Error;
@@ -255,8 +256,8 @@ impl DocumentStore for PostgresStore {
         Ok(())
     }
 
-    fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError> {
-        Ok(read::file_record(&mut *self.client()?, path)?)
+    fn file_records(&self) -> Result<HashMap<String, FileRecord>, StoreError> {
+        Ok(read::file_records(&mut *self.client()?)?)
     }
 
     fn file_project(&self, path: &str) -> Result<Option<String>, StoreError> {

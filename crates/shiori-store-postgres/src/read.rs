@@ -26,22 +26,43 @@ pub(crate) fn meta(
         .map(|row| row.get(0)))
 }
 
+const FILE_COLUMNS: &str = "path, content_hash, size, modified_ns, read_at_ns";
+
+fn file_from_row(row: &Row) -> FileRecord {
+    FileRecord {
+        path: row.get(0),
+        content_hash: row.get(1),
+        size: row.get::<_, i64>(2) as u64,
+        modified_ns: row.get(3),
+        read_at_ns: row.get(4),
+    }
+}
+
+/// Every stored file's record, by path.
+pub(crate) fn file_records(
+    client: &mut impl GenericClient,
+) -> Result<HashMap<String, FileRecord>, PostgresError> {
+    Ok(client
+        .query(&format!("SELECT {FILE_COLUMNS} FROM files"), &[])?
+        .iter()
+        .map(|row| {
+            let record = file_from_row(row);
+            (record.path.clone(), record)
+        })
+        .collect())
+}
+
 pub(crate) fn file_record(
     client: &mut impl GenericClient,
     path: &str,
 ) -> Result<Option<FileRecord>, PostgresError> {
     Ok(client
         .query_opt(
-            "SELECT path, content_hash, size, modified_ns, read_at_ns FROM files WHERE path = $1",
+            &format!("SELECT {FILE_COLUMNS} FROM files WHERE path = $1"),
             &[&path],
         )?
-        .map(|row| FileRecord {
-            path: row.get(0),
-            content_hash: row.get(1),
-            size: row.get::<_, i64>(2) as u64,
-            modified_ns: row.get(3),
-            read_at_ns: row.get(4),
-        }))
+        .as_ref()
+        .map(file_from_row))
 }
 
 pub(crate) fn file_project(

@@ -3,6 +3,7 @@
 
 use crate::{ApplyReport, FileChange, FileRecord, StoreError, StoreStats};
 use shiori_core::{Chunk, Document, Filters};
+use std::collections::HashMap;
 
 /// A file as stored, with its documents and its chunks' vectors: what moves between backends
 /// without re-embedding. Documents carry no text (stores keep only their chunks' text).
@@ -28,8 +29,9 @@ pub trait DocumentStore: Send + Sync {
     /// Claims the right to write ahead of a write, so that a writer this backend cannot run
     /// beside another fails here, before changing anything, and not half-way.
     fn lock_for_writing(&mut self) -> Result<(), StoreError>;
-    /// The stored state of a file, to decide whether it changed.
-    fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError>;
+    /// Every stored file's state by path, to decide which files changed: one read per run,
+    /// not one round trip per file.
+    fn file_records(&self) -> Result<HashMap<String, FileRecord>, StoreError>;
     /// The project (`project` metadata) a stored file was indexed through, if any.
     fn file_project(&self, path: &str) -> Result<Option<String>, StoreError>;
     /// Every indexed file path, sorted.

@@ -18,7 +18,7 @@ pub use vectors::UsearchIndex;
 use rusqlite::{Connection, Transaction};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use thiserror::Error;
@@ -235,8 +235,8 @@ impl DocumentStore for Store {
         }
     }
 
-    fn file_record(&self, path: &str) -> Result<Option<FileRecord>, StoreError> {
-        tables::file_record(&*self.connection()?, path)
+    fn file_records(&self) -> Result<HashMap<String, FileRecord>, StoreError> {
+        tables::file_records(&*self.connection()?)
     }
 
     fn file_project(&self, path: &str) -> Result<Option<String>, StoreError> {

@@ -3,7 +3,7 @@
 use crate::StoreError;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use shiori_core::{Chunk, Document, Filters};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 const SCHEMA_VERSION: &str = "1";
@@ -105,23 +105,39 @@ pub(crate) fn count(connection: &Connection, table: &str) -> Result<u64, StoreEr
     Ok(connection.query_row(&sql, [], |row| row.get::<_, i64>(0))? as u64)
 }
 
+const FILE_COLUMNS: &str = "path, content_hash, size, modified, indexed_at";
+
+fn file_from_row(row: &rusqlite::Row) -> rusqlite::Result<FileRecord> {
+    Ok(FileRecord {
+        path: row.get(0)?,
+        content_hash: row.get(1)?,
+        size: row.get::<_, i64>(2)? as u64,
+        modified_ns: row.get(3)?,
+        read_at_ns: row.get(4)?,
+    })
+}
+
+/// Every stored file's record, by path.
+pub(crate) fn file_records(
+    connection: &Connection,
+) -> Result<HashMap<String, FileRecord>, StoreError> {
+    let mut statement = connection.prepare(&format!("SELECT {FILE_COLUMNS} FROM files"))?;
+    let records = statement
+        .query_map([], file_from_row)?
+        .map(|record| record.map(|r| (r.path.clone(), r)))
+        .collect::<Result<_, _>>()?;
+    Ok(records)
+}
+
 pub(crate) fn file_record(
     connection: &Connection,
     path: &str,
 ) -> Result<Option<FileRecord>, StoreError> {
     Ok(connection
         .query_row(
-            "SELECT path, content_hash, size, modified, indexed_at FROM files WHERE path = ?1",
+            &format!("SELECT {FILE_COLUMNS} FROM files WHERE path = ?1"),
             [path],
-            |row| {
-                Ok(FileRecord {
-                    path: row.get(0)?,
-                    content_hash: row.get(1)?,
-                    size: row.get::<_, i64>(2)? as u64,
-                    modified_ns: row.get(3)?,
-                    read_at_ns: row.get(4)?,
-                })
-            },
+            file_from_row,
         )
         .optional()?)
 }
