@@ -166,15 +166,18 @@ impl Engine {
             projects: vec![current.clone()],
             ..filters.clone()
         };
-        let primary = retriever.retrieve(query, retrieval, &primary_filters, true)?;
         if related.is_empty() {
-            return Ok(primary);
+            return Ok(retriever.retrieve(query, retrieval, &primary_filters, true)?);
         }
         let related_filters = Filters {
             projects: related,
             ..filters.clone()
         };
-        let secondary = retriever.retrieve(query, retrieval, &related_filters, true)?;
+        let mut stages =
+            retriever.retrieve_each(query, retrieval, &[primary_filters, related_filters], true)?;
+        let (Some(secondary), Some(primary)) = (stages.pop(), stages.pop()) else {
+            unreachable!("one result per filter set")
+        };
         Ok(merge_two_stage(
             primary,
             secondary,

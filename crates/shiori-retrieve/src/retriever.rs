@@ -39,18 +39,62 @@ impl Retriever<'_> {
         filters: &Filters,
         relevance_gate: bool,
     ) -> Result<Retrieved, RetrieveError> {
+        let (vector, embed_ms) = self.embed(query, config, relevance_gate)?;
+        self.rank(query, vector.as_deref(), embed_ms, config, filters)
+    }
+
+    /// Ranks chunks for `query` once per filter set (the stages of a two-stage search),
+    /// embedding the query once for all of them: the first result carries the embedding time.
+    pub fn retrieve_each(
+        &self,
+        query: &str,
+        config: &RetrievalConfig,
+        filter_sets: &[Filters],
+        relevance_gate: bool,
+    ) -> Result<Vec<Retrieved>, RetrieveError> {
+        let (vector, embed_ms) = self.embed(query, config, relevance_gate)?;
+        filter_sets
+            .iter()
+            .enumerate()
+            .map(|(stage, filters)| {
+                let embed_ms = if stage == 0 { embed_ms } else { 0.0 };
+                self.rank(query, vector.as_deref(), embed_ms, config, filters)
+            })
+            .collect()
+    }
+
+    /// The query's vector, when dense search or the gate needs it, and the milliseconds
+    /// embedding it took.
+    fn embed(
+        &self,
+        query: &str,
+        config: &RetrievalConfig,
+        relevance_gate: bool,
+    ) -> Result<(Option<Vec<f32>>, f64), RetrieveError> {
+        if config.mode == RetrievalMode::Bm25 && !relevance_gate {
+            return Ok((None, 0.0));
+        }
+        let started = Instant::now();
+        let vector = self.embedder.embed_query(query)?;
+        Ok((Some(vector), elapsed_ms(started)))
+    }
+
+    fn rank(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        embed_ms: f64,
+        config: &RetrievalConfig,
+        filters: &Filters,
+    ) -> Result<Retrieved, RetrieveError> {
         let started = Instant::now();
         let candidates = config.candidates.max(config.top_k);
 
         let wants_dense = config.mode != RetrievalMode::Bm25;
-        let mut embed_ms = 0.0;
         let mut dense = Vec::new();
-        if wants_dense || relevance_gate {
-            let embed_started = Instant::now();
-            let query_vector = self.embedder.embed_query(query)?;
-            embed_ms = elapsed_ms(embed_started);
+        if let Some(vector) = query_vector {
             let k = if wants_dense { candidates } else { 1 };
-            dense = self.store.dense_search(&query_vector, k, filters)?;
+            dense = self.store.dense_search(vector, k, filters)?;
         }
         let best_dense = dense.first().map(|(_, score)| *score);
 
@@ -103,7 +147,7 @@ impl Retriever<'_> {
             hits,
             best_dense,
             embed_ms,
-            retrieve_ms: elapsed_ms(started) - embed_ms,
+            retrieve_ms: elapsed_ms(started),
         })
     }
 
