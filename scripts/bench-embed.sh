@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Embedding throughput of shiori's candle MiniLM and of sentence-transformers on the same
-# passages, back to back in one run. Installs sentence-transformers (with PyPI's torch) into a
+# Embedding throughput of shiori's embedders (in the CPU's fastest precision, then in f32) and of
+# sentence-transformers' MiniLM on the same passages, back to back in one run. Installs sentence-transformers (with PyPI's torch) into a
 # virtualenv under target/ on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,8 @@ venv=target/st-venv
 
 echo "load: $(cat /proc/loadavg)"
 target/release/shiori bench embed "$corpus" ${limit:+--limit "$limit"}
+echo "load: $(cat /proc/loadavg)"
+target/release/shiori bench embed "$corpus" ${limit:+--limit "$limit"} --precision f32
 echo "load: $(cat /proc/loadavg)"
 "$venv/bin/python" scripts/bench_embed_st.py "$model_dir" "$corpus" $limit
 echo "load: $(cat /proc/loadavg)"

@@ -1,6 +1,7 @@
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use shiori_core::{ChunkerConfig, RetrievalConfig};
+use shiori_models::Precision;
 use shiori_store_postgres::{HnswParams, PostgresOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,10 @@ pub struct EmbedderConfig {
     /// The vector size; asked of the API with one probe call when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dimension: Option<usize>,
+    /// Local models' dense-layer arithmetic, `bf16` or `f32`; unset = bf16 where the CPU has
+    /// AVX-512 BF16, else f32.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
 }
 
 /// The `[ingest]` table: which files a folder walk takes.

@@ -4,7 +4,7 @@ use crate::{Config, EmbedderConfig, EmbedderKind, EngineError, Generation, Retry
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Answer, Chunk, Embedder, Filters, Reranker, RetrievalConfig};
 use shiori_models::{
-    assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder,
+    assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder, Precision,
 };
 use shiori_rag::{rerank, PipelineParams, Pipelines, RagError, Retrieval};
 use shiori_retrieve::{merge_two_stage, Retrieved, Retriever};
@@ -310,14 +310,15 @@ pub fn load_embedder(
     retry: &RetryConfig,
     home: &ShioriHome,
 ) -> Result<Box<dyn Embedder>, EngineError> {
+    let precision = config.precision.unwrap_or_else(Precision::fastest);
     Ok(match config.kind {
         EmbedderKind::E5 => {
             let path = config.path.clone().unwrap_or_else(|| home.e5_model());
-            Box::new(E5Embedder::load(&path)?)
+            Box::new(E5Embedder::load_with(&path, precision)?)
         }
         EmbedderKind::Minilm => {
             let dir = config.path.clone().unwrap_or_else(|| home.minilm_dir());
-            Box::new(MiniLmEmbedder::load(&dir)?)
+            Box::new(MiniLmEmbedder::load_with(&dir, precision)?)
         }
         EmbedderKind::Openai | EmbedderKind::Gemini => build_api_embedder(config, retry)?,
     })

@@ -1,8 +1,9 @@
-//! Groups tokenized inputs into padded batches of similar length.
+//! Groups tokenized inputs into batches: padded ones of similar length for candle's models, and
+//! ragged ones (sequences back to back) for the embedders' encoder, which attends per sequence.
 //!
-//! Inputs are sorted by token count before batching so that a batch's padding (computed for its
-//! longest member) is small: a batch mixing a 10-token query with a 256-token passage would spend
-//! most of its attention and feed-forward work on padding.
+//! For padded batches, inputs are sorted by token count first so that a batch's padding
+//! (computed for its longest member) is small: a batch mixing a 10-token query with a 256-token
+//! passage would spend most of its attention and feed-forward work on padding.
 
 /// One batch ready for the model: row-major `[rows, seq_len]` token ids and attention mask.
 #[derive(Debug, PartialEq)]
@@ -47,6 +48,27 @@ pub(crate) fn plan_batches(
         }
         batches.push(pad_batch(sequences, &order[start..end], pad_id));
         start = end;
+    }
+    batches
+}
+
+/// Splits `sequences` into runs of consecutive sequences with at most `max_tokens` tokens in all
+/// (a longer sequence makes a run of its own), in input order.
+pub(crate) fn ragged_batches<'a>(
+    sequences: &'a [&'a [u32]],
+    max_tokens: usize,
+) -> Vec<&'a [&'a [u32]]> {
+    let mut batches = Vec::new();
+    let (mut start, mut tokens) = (0, 0);
+    for (end, sequence) in sequences.iter().enumerate() {
+        if end > start && tokens + sequence.len() > max_tokens {
+            batches.push(&sequences[start..end]);
+            (start, tokens) = (end, 0);
+        }
+        tokens += sequence.len();
+    }
+    if start < sequences.len() {
+        batches.push(&sequences[start..]);
     }
     batches
 }
@@ -122,5 +144,17 @@ mod tests {
     #[test]
     fn no_input_gives_no_batches() {
         assert!(plan_batches(&[], 32, 100, 0).is_empty());
+        assert!(ragged_batches(&[], 100).is_empty());
+    }
+
+    #[test]
+    fn ragged_batches_keep_order_within_the_token_budget() {
+        let (a, b, c, d): (&[u32], &[u32], &[u32], &[u32]) = (&[1; 4], &[2; 5], &[3; 12], &[4; 1]);
+        let sequences = [a, b, c, d];
+        let batches = ragged_batches(&sequences, 10);
+        assert_eq!(
+            batches,
+            vec![&sequences[..2], &sequences[2..3], &sequences[3..]]
+        );
     }
 }

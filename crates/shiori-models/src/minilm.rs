@@ -1,24 +1,22 @@
-//! all-MiniLM-L6-v2 (a 6-layer BERT) run with candle on the CPU.
+//! all-MiniLM-L6-v2 (a 6-layer BERT) on the crate's BERT encoder, its weights read with candle's
+//! safetensors loader.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::{Config, HiddenAct};
 use serde::Deserialize;
 use shiori_core::{EmbedError, Embedder};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::batching::{plan_batches, Batch};
-use crate::pooling::mean_pool_normalised;
+use crate::batching::ragged_batches;
+use crate::bert::{BertEncoder, DenseWeights, LayerWeights, NormWeights, Precision};
+use crate::pooling::{mean_pool, normalise};
 
 const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
-/// Batch limits. Bigger batches amortise candle's per-op overhead, but a batch's tensors grow
-/// with rows × padded length (attention with rows × length²); a token budget keeps them near
-/// one size whatever the input length. Measured on msmarco passages (mean 81 word pieces) on 2
-/// cores: 64 rows / 4,096 tokens beat a flat 16, 32 or 64 rows, mostly by spending less time
-/// in the kernel faulting in freshly allocated pages.
-const MAX_BATCH_ROWS: usize = 64;
+/// Tokens per forward pass. Batches are ragged, so this only bounds the working buffers
+/// (about 14 KB a token); past a few thousand tokens the dense layers run no faster.
 const MAX_BATCH_TOKENS: usize = 4096;
 
 /// The part of sentence-transformers' `sentence_bert_config.json` that changes the output.
@@ -28,20 +26,27 @@ struct SentenceBertConfig {
 }
 
 /// Sentence embeddings from all-MiniLM-L6-v2 in a Hugging Face layout folder, computed as
-/// sentence-transformers does: mean pooling over the attention mask, then L2 normalisation.
+/// sentence-transformers does: mean pooling over the tokens, then L2 normalisation.
 pub struct MiniLmEmbedder {
-    model: BertModel,
+    encoder: BertEncoder,
+    /// `[vocabulary, hidden]` word vectors.
+    words: Vec<f32>,
+    /// `[positions, hidden]` position vectors with the (single used) token-type vector added.
+    positions: Vec<f32>,
     tokenizer: Tokenizer,
     /// The same tokenizer without truncation, to count what a passage would lose.
     counter: Tokenizer,
     max_length: usize,
-    pad_id: u32,
-    dimension: usize,
 }
 
 impl MiniLmEmbedder {
-    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `model_dir`.
+    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `model_dir`, with the
+    /// fastest arithmetic this CPU has ([`Precision::fastest`]).
     pub fn load(model_dir: &Path) -> Result<Self, EmbedError> {
+        Self::load_with(model_dir, Precision::fastest())
+    }
+
+    pub fn load_with(model_dir: &Path, precision: Precision) -> Result<Self, EmbedError> {
         let config_path = model_dir.join("config.json");
         let tokenizer_path = model_dir.join("tokenizer.json");
         let weights_path = model_dir.join("model.safetensors");
@@ -52,12 +57,23 @@ impl MiniLmEmbedder {
         }
 
         let config: Config = read_json(&config_path)?;
+        if config.hidden_act != HiddenAct::Gelu
+            || config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
+            return Err(inference_error(
+                &config_path,
+                "only BERT with erf GELU and whole attention heads is supported",
+            ));
+        }
         let max_length = max_sequence_length(model_dir, &config)?;
 
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
             .map_err(|e| EmbedError::Tokenizer(format!("{}: {e}", tokenizer_path.display())))?;
-        // The shipped tokenizer.json pads everything to 128 and truncates at 128; we pad per
-        // batch instead and truncate where sentence-transformers does.
+        // The shipped tokenizer.json pads everything to 128 and truncates at 128; batches here
+        // are not padded, and truncation happens where sentence-transformers does it.
         tokenizer.with_padding(None);
         let mut counter = tokenizer.clone();
         counter
@@ -69,40 +85,59 @@ impl MiniLmEmbedder {
                 ..TruncationParams::default()
             }))
             .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
 
-        let weights = std::fs::read(&weights_path)
-            .map_err(|e| EmbedError::ModelNotFound(format!("{}: {e}", weights_path.display())))?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| inference_error(&weights_path, e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| inference_error(&weights_path, e))?;
-
+        let weights = SafeTensors::read(&weights_path)?;
+        let h = config.hidden_size;
+        let words = weights.get("embeddings.word_embeddings.weight", config.vocab_size * h)?;
+        let token_type = weights.get("embeddings.token_type_embeddings.weight", 0)?;
+        let mut positions = weights.get(
+            "embeddings.position_embeddings.weight",
+            config.max_position_embeddings * h,
+        )?;
+        for row in positions.chunks_exact_mut(h) {
+            row.iter_mut().zip(&token_type).for_each(|(p, t)| *p += t);
+        }
+        let layers = (0..config.num_hidden_layers)
+            .map(|l| weights.layer(l, h, config.intermediate_size))
+            .collect::<Result<_, _>>()?;
+        let encoder = BertEncoder::new(
+            config.num_attention_heads,
+            config.layer_norm_eps as f32,
+            weights.norm("embeddings.LayerNorm", h)?,
+            layers,
+            precision,
+        );
         Ok(Self {
-            model,
+            encoder,
+            words,
+            positions,
             tokenizer,
             counter,
             max_length,
-            pad_id,
-            dimension: config.hidden_size,
         })
     }
 
-    fn embed_batch(&self, batch: &Batch) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let shape = (batch.rows(), batch.seq_len);
-        let run = || -> candle_core::Result<Vec<f32>> {
-            let ids = Tensor::from_slice(&batch.ids, shape, &Device::Cpu)?;
-            let mask = Tensor::from_slice(&batch.mask, shape, &Device::Cpu)?;
-            let token_types = ids.zeros_like()?;
-            let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
-            hidden.flatten_all()?.to_vec1::<f32>()
-        };
-        let hidden = run().map_err(|e| EmbedError::Inference(e.to_string()))?;
-        Ok(mean_pool_normalised(
-            &hidden,
-            &batch.mask,
-            batch.seq_len,
-            self.dimension,
-        ))
+    fn embed_batch(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let h = self.encoder.hidden();
+        let tokens: usize = sequences.iter().map(|s| s.len()).sum();
+        let mut x = Vec::with_capacity(tokens * h);
+        for sequence in sequences {
+            for (position, &id) in sequence.iter().enumerate() {
+                let word = self
+                    .words
+                    .get(id as usize * h..(id as usize + 1) * h)
+                    .ok_or_else(|| {
+                        EmbedError::Inference(format!("token id {id} outside the vocabulary"))
+                    })?;
+                let position = &self.positions[position * h..(position + 1) * h];
+                x.extend(word.iter().zip(position).map(|(w, p)| w + p));
+            }
+        }
+        let lengths: Vec<usize> = sequences.iter().map(|s| s.len()).collect();
+        let hidden = self.encoder.forward(x, &lengths);
+        let mut vectors = mean_pool(&hidden, &lengths, h);
+        vectors.iter_mut().for_each(|v| normalise(v));
+        Ok(vectors)
     }
 }
 
@@ -112,7 +147,7 @@ impl Embedder for MiniLmEmbedder {
     }
 
     fn dimension(&self) -> usize {
-        self.dimension
+        self.encoder.hidden()
     }
 
     fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -121,17 +156,10 @@ impl Embedder for MiniLmEmbedder {
             .encode_batch_fast(texts.to_vec(), true)
             .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
         let sequences: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
-        let batches = plan_batches(&sequences, MAX_BATCH_ROWS, MAX_BATCH_TOKENS, self.pad_id);
-
-        // One batch at a time: candle already spreads each batch over every core (matmuls on
-        // rayon, element-wise ops on its own thread pool), and running batches side by side on
-        // top of that oversubscribes the cores and measured slower.
-        let mut out = vec![Vec::new(); texts.len()];
-        for batch in &batches {
-            let vectors = self.embed_batch(batch)?;
-            for (&origin, vector) in batch.origins.iter().zip(vectors) {
-                out[origin] = vector;
-            }
+        // One batch at a time: the encoder already spreads each batch over every core.
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in ragged_batches(&sequences, MAX_BATCH_TOKENS) {
+            out.extend(self.embed_batch(batch)?);
         }
         Ok(out)
     }
@@ -149,6 +177,79 @@ impl Embedder for MiniLmEmbedder {
     /// Longer passages are truncated to this.
     fn max_tokens(&self) -> Option<usize> {
         Some(self.max_length)
+    }
+}
+
+/// The tensors of a `model.safetensors` file, read as f32.
+struct SafeTensors {
+    path: String,
+    tensors: HashMap<String, Tensor>,
+}
+
+impl SafeTensors {
+    fn read(path: &Path) -> Result<Self, EmbedError> {
+        let tensors = candle_core::safetensors::load(path, &Device::Cpu)
+            .map_err(|e| inference_error(path, e))?;
+        Ok(Self {
+            path: path.display().to_string(),
+            tensors,
+        })
+    }
+
+    /// The tensor `name` (or `bert.name`, as some exports prefix it) flattened; `len` 0 takes
+    /// any length.
+    fn get(&self, name: &str, len: usize) -> Result<Vec<f32>, EmbedError> {
+        let tensor = self
+            .tensors
+            .get(name)
+            .or_else(|| self.tensors.get(&format!("bert.{name}")))
+            .ok_or_else(|| EmbedError::Inference(format!("{}: no tensor {name}", self.path)))?;
+        let values = tensor
+            .to_dtype(DType::F32)
+            .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
+            .map_err(|e| EmbedError::Inference(format!("{}: {name}: {e}", self.path)))?;
+        if len != 0 && values.len() != len {
+            return Err(EmbedError::Inference(format!(
+                "{}: {name} has {} values, expected {len}",
+                self.path,
+                values.len()
+            )));
+        }
+        Ok(values)
+    }
+
+    fn dense(&self, name: &str, outputs: usize, inputs: usize) -> Result<DenseWeights, EmbedError> {
+        Ok(DenseWeights {
+            weight: self.get(&format!("{name}.weight"), outputs * inputs)?,
+            bias: self.get(&format!("{name}.bias"), outputs)?,
+            outputs,
+        })
+    }
+
+    fn norm(&self, name: &str, width: usize) -> Result<NormWeights, EmbedError> {
+        Ok(NormWeights {
+            gamma: self.get(&format!("{name}.weight"), width)?,
+            beta: self.get(&format!("{name}.bias"), width)?,
+        })
+    }
+
+    fn layer(&self, index: usize, h: usize, ffn: usize) -> Result<LayerWeights, EmbedError> {
+        let name = |part: &str| format!("encoder.layer.{index}.{part}");
+        let mut query_key_value = self.dense(&name("attention.self.query"), h, h)?;
+        for part in ["key", "value"] {
+            let more = self.dense(&name(&format!("attention.self.{part}")), h, h)?;
+            query_key_value.weight.extend(more.weight);
+            query_key_value.bias.extend(more.bias);
+            query_key_value.outputs += h;
+        }
+        Ok(LayerWeights {
+            query_key_value,
+            attention_out: self.dense(&name("attention.output.dense"), h, h)?,
+            attention_norm: self.norm(&name("attention.output.LayerNorm"), h)?,
+            ffn_in: self.dense(&name("intermediate.dense"), ffn, h)?,
+            ffn_out: self.dense(&name("output.dense"), h, ffn)?,
+            output_norm: self.norm(&name("output.LayerNorm"), h)?,
+        })
     }
 }
 
@@ -177,7 +278,75 @@ fn inference_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_model::minilm;
+    use crate::test_model::{minilm, minilm_dir};
+    use candle_nn::VarBuilder;
+    use candle_transformers::models::bert::BertModel;
+
+    /// Vectors from candle's `BertModel`, which this embedder ran on before the shared encoder,
+    /// pooled one text at a time so that no padding is involved.
+    fn candle_vectors(dir: &Path, texts: &[&str]) -> Vec<Vec<f32>> {
+        let config: Config = read_json(&dir.join("config.json")).unwrap();
+        let vb = unsafe {
+            VarBuilder::from_mmaped_safetensors(
+                &[dir.join("model.safetensors")],
+                DType::F32,
+                &Device::Cpu,
+            )
+        }
+        .unwrap();
+        let model = BertModel::load(vb, &config).unwrap();
+        texts
+            .iter()
+            .map(|text| {
+                let ids = minilm().tokenizer.encode_fast(*text, true).unwrap();
+                let ids = Tensor::new(ids.get_ids(), &Device::Cpu)
+                    .unwrap()
+                    .unsqueeze(0)
+                    .unwrap();
+                let hidden = model
+                    .forward(&ids, &ids.zeros_like().unwrap(), None)
+                    .unwrap();
+                let mut mean = hidden
+                    .mean(1)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap();
+                normalise(&mut mean);
+                mean
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_candles_bert_exactly_in_f32_and_closely_in_the_fastest_precision() {
+        let long =
+            "The committee reviewed every expense report filed in the third quarter. ".repeat(30);
+        let texts = [
+            "How do I reset my password?",
+            "Paris is the capital and most populous city of France.",
+            "",
+            long.as_str(),
+        ];
+        let reference = candle_vectors(&minilm_dir(), &texts);
+        let f32_model = MiniLmEmbedder::load_with(&minilm_dir(), Precision::F32).unwrap();
+        let exact = f32_model.embed_passages(&texts).unwrap();
+        let fastest = minilm().embed_passages(&texts).unwrap();
+        for (i, want) in reference.iter().enumerate() {
+            let exact_cosine = dot(&exact[i], want);
+            let fastest_cosine = dot(&fastest[i], want);
+            assert!(
+                exact_cosine > 0.99999,
+                "text {i}: f32 cosine {exact_cosine}"
+            );
+            assert!(
+                fastest_cosine > 0.9999,
+                "text {i}: {:?} cosine {fastest_cosine}",
+                Precision::fastest()
+            );
+        }
+    }
 
     fn dot(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()

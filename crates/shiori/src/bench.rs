@@ -7,7 +7,7 @@ use shiori_core::{Embedder, Filters, RetrievalConfig, RetrievalMode};
 use shiori_engine::{
     init_store, load_embedder, Config, EmbedderConfig, Engine, RetryConfig, StoreKind,
 };
-use shiori_models::assets::ShioriHome;
+use shiori_models::{assets::ShioriHome, Precision};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -34,6 +34,7 @@ pub fn embed(
     corpus: &Path,
     limit: Option<usize>,
     embedders: &[EmbedderArg],
+    precision: Option<Precision>,
 ) -> Result<()> {
     let records = read_jsonl(corpus)?;
     let texts: Vec<&str> = records
@@ -45,18 +46,22 @@ pub fn embed(
     for &kind in embedders {
         let config = EmbedderConfig {
             kind: kind.into(),
+            precision,
             ..EmbedderConfig::default()
         };
         let embedder = load_embedder(&config, &RetryConfig::default(), home)?;
-        results.push(measure_embedder(embedder.as_ref(), &texts)?);
+        let mut result = measure_embedder(embedder.as_ref(), &texts)?;
+        result["precision"] = serde_json::to_value(precision.unwrap_or_else(Precision::fastest))?;
+        results.push(result);
     }
     output::print(cli.json, &results, || {
         results
             .iter()
             .map(|r| {
                 format!(
-                    "{}: {} passages in {:.2} s = {:.1} passages/s; query embedding p50 {:.2} ms, p95 {:.2} ms",
+                    "{} ({}): {} passages in {:.2} s = {:.1} passages/s; query embedding p50 {:.2} ms, p95 {:.2} ms",
                     r["embedder"].as_str().unwrap_or_default(),
+                    r["precision"].as_str().unwrap_or_default(),
                     r["passages"],
                     r["seconds"].as_f64().unwrap_or_default(),
                     r["passages_per_second"].as_f64().unwrap_or_default(),

@@ -1,6 +1,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shiori_core::{FusionKind, RetrievalMode};
 use shiori_engine::EmbedderKind;
+use shiori_models::Precision;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -143,6 +144,21 @@ pub enum Command {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PrecisionArg {
+    Bf16,
+    F32,
+}
+
+impl From<PrecisionArg> for Precision {
+    fn from(arg: PrecisionArg) -> Self {
+        match arg {
+            PrecisionArg::Bf16 => Precision::Bf16,
+            PrecisionArg::F32 => Precision::F32,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum EmbedderArg {
     E5,
     Minilm,
@@ -256,6 +272,9 @@ pub enum BenchAction {
         /// Embedders to measure, one after the other in the same run.
         #[arg(long = "embedder", value_enum, default_values = ["e5", "minilm"])]
         embedders: Vec<EmbedderArg>,
+        /// Dense-layer arithmetic to measure; default: bf16 where the CPU has AVX-512 BF16.
+        #[arg(long, value_enum)]
+        precision: Option<PrecisionArg>,
     },
     /// Query latency on a corpus repeated until it holds `--chunks` chunks.
     Query {

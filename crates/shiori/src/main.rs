@@ -15,6 +15,7 @@ use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, Retrie
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{init_store, migrate_store, AskOptions, Config, Engine, EngineError};
 use shiori_models::assets::{self, ShioriHome};
+use shiori_models::Precision;
 use shiori_server::{Server, ServerOptions};
 use std::time::Duration;
 
@@ -267,7 +268,15 @@ fn run(cli: &Cli) -> Result<()> {
                 corpus,
                 limit,
                 embedders,
-            } => bench::embed(cli, &home, corpus, *limit, embedders),
+                precision,
+            } => bench::embed(
+                cli,
+                &home,
+                corpus,
+                *limit,
+                embedders,
+                precision.map(Precision::from),
+            ),
             BenchAction::Query {
                 dataset,
                 chunks,

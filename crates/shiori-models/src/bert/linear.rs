@@ -1,0 +1,143 @@
+//! A dense layer `input · Wᵀ + bias` over row-major token matrices, in bfloat16 where the CPU
+//! has AVX-512 BF16 and in f32 (the `gemm` crate candle itself calls) elsewhere.
+
+#[cfg(target_arch = "x86_64")]
+use super::bf16::{self, Bf16Weights};
+
+/// The arithmetic of the dense layers (attention and normalisation always run in f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// Weights and activations rounded to bfloat16, products summed in f32: about twice as
+    /// fast, vectors within a cosine of 0.9999 of f32 ones. Runs in f32 on a CPU without
+    /// AVX-512 BF16.
+    Bf16,
+    F32,
+}
+
+impl Precision {
+    /// bfloat16 where the CPU multiplies it natively, f32 elsewhere.
+    pub fn fastest() -> Precision {
+        #[cfg(target_arch = "x86_64")]
+        if bf16::supported() {
+            return Precision::Bf16;
+        }
+        Precision::F32
+    }
+}
+
+pub(crate) struct Linear {
+    kernel: Kernel,
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+enum Kernel {
+    #[cfg(target_arch = "x86_64")]
+    Bf16(Bf16Weights),
+    /// Row-major `[outputs, inputs]`, as stored.
+    F32(Vec<f32>),
+}
+
+impl Linear {
+    /// `weight` is row-major `[outputs, inputs]` (PyTorch's layout). A shape the bfloat16
+    /// kernel cannot take runs in f32.
+    pub fn new(weight: Vec<f32>, bias: Vec<f32>, outputs: usize, precision: Precision) -> Linear {
+        let inputs = weight.len() / outputs.max(1);
+        let kernel = match precision {
+            #[cfg(target_arch = "x86_64")]
+            Precision::Bf16 if bf16::supported() => Bf16Weights::pack(&weight, outputs, inputs)
+                .map_or(Kernel::F32(weight), Kernel::Bf16),
+            _ => Kernel::F32(weight),
+        };
+        Linear {
+            kernel,
+            bias,
+            inputs,
+            outputs,
+        }
+    }
+
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    /// `out = input · Wᵀ + bias` for `input.len() / inputs` rows; `scratch` is working space
+    /// the bfloat16 kernel rounds the input into.
+    pub fn forward(&self, input: &[f32], out: &mut [f32], scratch: &mut Vec<u32>) {
+        let rows = input.len() / self.inputs;
+        match &self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Bf16(weights) => {
+                let words = rows * self.inputs / 2;
+                if scratch.len() < words {
+                    scratch.resize(words, 0);
+                }
+                // SAFETY: the kernel is only built when `bf16::supported()`.
+                unsafe { weights.matmul(input, &self.bias, out, &mut scratch[..words]) };
+            }
+            Kernel::F32(weight) => {
+                for row in out.chunks_exact_mut(self.outputs) {
+                    row.copy_from_slice(&self.bias);
+                }
+                // SAFETY: `out` holds rows × outputs values, `input` rows × inputs and `weight`
+                // outputs × inputs, and the strides below stay inside them.
+                unsafe {
+                    gemm::gemm(
+                        rows,
+                        self.outputs,
+                        self.inputs,
+                        out.as_mut_ptr(),
+                        1,
+                        self.outputs as isize,
+                        true,
+                        input.as_ptr(),
+                        1,
+                        self.inputs as isize,
+                        weight.as_ptr(),
+                        self.inputs as isize,
+                        1,
+                        1.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::Rayon(rayon::current_num_threads()),
+                    )
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_precisions_compute_input_times_weight_transposed_plus_bias() {
+        let (inputs, outputs, rows) = (64, 96, 3);
+        let weight: Vec<f32> = (0..outputs * inputs)
+            .map(|i| (i % 13) as f32 / 8.0 - 0.75)
+            .collect();
+        let bias: Vec<f32> = (0..outputs).map(|i| i as f32 / 16.0).collect();
+        let input: Vec<f32> = (0..rows * inputs).map(|i| (i % 5) as f32 / 4.0).collect();
+        let expected: Vec<f32> = input
+            .chunks_exact(inputs)
+            .flat_map(|row| {
+                weight
+                    .chunks_exact(inputs)
+                    .zip(&bias)
+                    .map(|(w, b)| b + row.iter().zip(w).map(|(x, w)| x * w).sum::<f32>())
+            })
+            .collect();
+        // Every value above is a multiple of 1/16 below 4, exact in bfloat16 too.
+        for precision in [Precision::F32, Precision::fastest()] {
+            let linear = Linear::new(weight.clone(), bias.clone(), outputs, precision);
+            let mut out = vec![0f32; rows * outputs];
+            linear.forward(&input, &mut out, &mut Vec::new());
+            assert_eq!(out, expected, "{precision:?}");
+        }
+    }
+}
