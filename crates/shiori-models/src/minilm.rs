@@ -12,7 +12,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::batching::ragged_batches;
 use crate::bert::{BertEncoder, DenseWeights, LayerWeights, NormWeights, Precision};
-use crate::pooling::{mean_pool, normalise};
+use crate::pooling::normalise;
 
 const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
 /// Tokens per forward pass. Batches are ragged, so this only bounds the working buffers
@@ -89,7 +89,10 @@ impl MiniLmEmbedder {
         let weights = SafeTensors::read(&weights_path)?;
         let h = config.hidden_size;
         let words = weights.get("embeddings.word_embeddings.weight", config.vocab_size * h)?;
-        let token_type = weights.get("embeddings.token_type_embeddings.weight", 0)?;
+        let token_type = weights.get(
+            "embeddings.token_type_embeddings.weight",
+            config.type_vocab_size * h,
+        )?;
         let mut positions = weights.get(
             "embeddings.position_embeddings.weight",
             config.max_position_embeddings * h,
@@ -134,8 +137,7 @@ impl MiniLmEmbedder {
             }
         }
         let lengths: Vec<usize> = sequences.iter().map(|s| s.len()).collect();
-        let hidden = self.encoder.forward(x, &lengths);
-        let mut vectors = mean_pool(&hidden, &lengths, h);
+        let mut vectors = self.encoder.mean_vectors(x, &lengths);
         vectors.iter_mut().for_each(|v| normalise(v));
         Ok(vectors)
     }
@@ -196,8 +198,8 @@ impl SafeTensors {
         })
     }
 
-    /// The tensor `name` (or `bert.name`, as some exports prefix it) flattened; `len` 0 takes
-    /// any length.
+    /// The tensor `name` (or `bert.name`, as some exports prefix it) flattened, which must hold
+    /// `len` values.
     fn get(&self, name: &str, len: usize) -> Result<Vec<f32>, EmbedError> {
         let tensor = self
             .tensors
@@ -208,7 +210,7 @@ impl SafeTensors {
             .to_dtype(DType::F32)
             .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
             .map_err(|e| EmbedError::Inference(format!("{}: {name}: {e}", self.path)))?;
-        if len != 0 && values.len() != len {
+        if values.len() != len {
             return Err(EmbedError::Inference(format!(
                 "{}: {name} has {} values, expected {len}",
                 self.path,

@@ -51,7 +51,8 @@ pub fn embed(
         };
         let embedder = load_embedder(&config, &RetryConfig::default(), home)?;
         let mut result = measure_embedder(embedder.as_ref(), &texts)?;
-        result["precision"] = serde_json::to_value(precision.unwrap_or_else(Precision::fastest))?;
+        let running = precision.map_or_else(Precision::fastest, Precision::on_this_cpu);
+        result["precision"] = serde_json::to_value(running)?;
         results.push(result);
     }
     output::print(cli.json, &results, || {

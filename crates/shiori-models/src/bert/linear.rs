@@ -18,8 +18,13 @@ pub enum Precision {
 impl Precision {
     /// bfloat16 where the CPU multiplies it natively, f32 elsewhere.
     pub fn fastest() -> Precision {
+        Precision::Bf16.on_this_cpu()
+    }
+
+    /// The precision that actually runs when this one is asked for.
+    pub fn on_this_cpu(self) -> Precision {
         #[cfg(target_arch = "x86_64")]
-        if bf16::supported() {
+        if self == Precision::Bf16 && bf16::supported() {
             return Precision::Bf16;
         }
         Precision::F32

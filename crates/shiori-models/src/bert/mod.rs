@@ -17,6 +17,7 @@ use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 
+use crate::pooling::mean_pool;
 use linear::Linear;
 pub use linear::Precision;
 
@@ -107,9 +108,14 @@ impl BertEncoder {
         self.embedding_norm.gamma.len()
     }
 
-    /// Final hidden states, `[tokens, hidden]` row-major, of sequences laid back to back in
-    /// `embedded` (each token's word + position + token-type embedding) with these `lengths`.
-    pub fn forward(&self, mut x: Vec<f32>, lengths: &[usize]) -> Vec<f32> {
+    /// Each sequence's mean final hidden state, for sequences laid back to back in `embedded`
+    /// (each token's word + position + token-type embedding) with these `lengths`.
+    pub fn mean_vectors(&self, embedded: Vec<f32>, lengths: &[usize]) -> Vec<Vec<f32>> {
+        mean_pool(&self.forward(embedded, lengths), lengths, self.hidden())
+    }
+
+    /// Final hidden states, `[tokens, hidden]` row-major.
+    fn forward(&self, mut x: Vec<f32>, lengths: &[usize]) -> Vec<f32> {
         let hidden = self.hidden();
         let tokens = x.len() / hidden;
         let offsets = attention::offsets(lengths);

