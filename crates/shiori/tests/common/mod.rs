@@ -26,15 +26,15 @@ pub struct TestStore {
     _server: Option<TestServer>,
 }
 
-/// A fresh data directory on `backend`, initialised with `shiori init`; `None` (after a loud
-/// note) when the PostgreSQL binaries are not installed.
-pub fn test_store(backend: Backend) -> Option<TestStore> {
+/// A fresh data directory on `backend`, initialised with `shiori init`. Panics, naming the
+/// package to install, when the PostgreSQL binaries are missing.
+pub fn test_store(backend: Backend) -> TestStore {
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("data");
     let (server, url) = match backend {
         Backend::Embedded => (None, None),
         Backend::Postgres => {
-            let server = TestServer::start().unwrap()?;
+            let server = TestServer::start().unwrap_or_else(|e| panic!("{e}"));
             let url = server.create_database("shiori").unwrap();
             append_config(
                 &data,
@@ -51,12 +51,12 @@ pub fn test_store(backend: Backend) -> Option<TestStore> {
             "{init}"
         );
     }
-    Some(TestStore {
+    TestStore {
         work,
         data,
         url,
         _server: server,
-    })
+    }
 }
 
 /// Merges TOML into the data directory's shiori.toml, table by table (keeping its `[store]`).
@@ -150,6 +150,20 @@ pub fn run_json(data_dir: &Path, args: &[&str]) -> Value {
 
 pub fn index(data_dir: &Path, path: &Path) -> Value {
     run_json(data_dir, &["index", path.to_str().unwrap()])
+}
+
+/// Indexes a folder where some files must fail: asserts `shiori index` exits with 2 (files
+/// failed, the rest indexed) and returns its report.
+pub fn index_with_failures(data_dir: &Path, path: &Path) -> Value {
+    let output = command(data_dir)
+        .args(["--json", "index"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("could not be indexed"), "{stderr}");
+    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 /// Document ids of a search's hits, best first.

