@@ -34,7 +34,7 @@ for _ in $(seq 1 100); do
     curl -fs "$base/healthz" >/dev/null && break
     sleep 0.2
 done
-curl -fs -X POST "$base/api/reindex" >/dev/null
+curl -fs -X POST -H "Content-Type: application/json" "$base/api/reindex" >/dev/null
 echo "indexed samples/faq: $(curl -fs "$base/api/stats" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["documents"], "documents,", s["chunks"], "chunks")')"
 
 # A changed source, fresh text so the embedding cache cannot skip it: the reindex really works.
@@ -54,7 +54,7 @@ wrk -t2 -c"$connections" -d"${duration}s" --timeout 30s -s scripts/bench-serve.l
 wrk_pid=$!
 sleep 2
 reindex_started=$EPOCHREALTIME
-reindex_status=$(curl -s -o "$work/reindex.json" -w '%{http_code}' -X POST "$base/api/reindex")
+reindex_status=$(curl -s -o "$work/reindex.json" -w '%{http_code}' -X POST -H "Content-Type: application/json" "$base/api/reindex")
 reindex_ended=$EPOCHREALTIME
 wait "$wrk_pid"
 echo "load after: $(cat /proc/loadavg)"

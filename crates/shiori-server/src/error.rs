@@ -22,6 +22,12 @@ pub enum ApiError {
     PayloadTooLarge { limit_bytes: usize },
     #[error("missing or wrong API key: send `Authorization: Bearer <SHIORI_API_KEY>`")]
     Unauthorized,
+    /// A request another site's page could have sent through the visitor's browser.
+    #[error("{0}")]
+    Forbidden(String),
+    /// A `Host` this server does not answer for (DNS rebinding, or a missing --allowed-host).
+    #[error("this server does not answer for the host {0:?} (add it with --allowed-host)")]
+    MisdirectedHost(String),
     #[error("{0}")]
     NotFound(String),
     #[error("method not allowed")]
@@ -44,6 +50,8 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::MisdirectedHost(_) => StatusCode::MISDIRECTED_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -61,6 +69,8 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
             ApiError::Unauthorized => "unauthorized",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::MisdirectedHost(_) => "misdirected_host",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::Conflict(_) => "conflict",

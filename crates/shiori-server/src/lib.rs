@@ -35,6 +35,11 @@ pub enum ServerError {
     Engine(#[from] EngineError),
     #[error("invalid CORS origin {0:?}")]
     CorsOrigin(String),
+    #[error(
+        "refusing to serve {0} without an API key: anyone who reaches it could read and change \
+         the index. Set SHIORI_API_KEY, listen on 127.0.0.1, or pass --insecure-no-auth"
+    )]
+    Unprotected(SocketAddr),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -91,6 +96,7 @@ impl Server {
 
     /// Serves on `listener` until Ctrl-C or SIGTERM, then lets running requests finish.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ServerError> {
+        self.state.listening_on(listener.local_addr()?);
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown_signal())
             .await?;
@@ -103,6 +109,10 @@ impl Server {
         addr: SocketAddr,
         on_listening: impl FnOnce(SocketAddr),
     ) -> Result<(), ServerError> {
+        let options = &self.state.options;
+        if !addr.ip().is_loopback() && options.api_key.is_none() && !options.insecure_no_auth {
+            return Err(ServerError::Unprotected(addr));
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;

@@ -5,8 +5,9 @@ use crate::progress::ReindexProgress;
 use arc_swap::ArcSwap;
 use serde::Serialize;
 use shiori_engine::{Engine, EngineError};
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Semaphore;
 
@@ -26,6 +27,10 @@ pub struct ServerOptions {
     pub write_timeout: Duration,
     /// Origins allowed to call the API from a browser; empty turns CORS off.
     pub cors_origins: Vec<String>,
+    /// Host names the server answers for besides `localhost` and the address it listens on.
+    pub allowed_hosts: Vec<String>,
+    /// Serve a non-loopback address without an API key (refused otherwise).
+    pub insecure_no_auth: bool,
     /// Queries computed at once; the rest wait their turn instead of thrashing the CPU.
     pub query_concurrency: usize,
 }
@@ -39,6 +44,8 @@ impl Default for ServerOptions {
             request_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(600),
             cors_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            insecure_no_auth: false,
             query_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get() * 2),
         }
     }
@@ -70,6 +77,7 @@ pub struct AppState {
     pub query_slots: Arc<Semaphore>,
     pub options: ServerOptions,
     pub uploads_dir: PathBuf,
+    bound: OnceLock<SocketAddr>,
 }
 
 impl AppState {
@@ -93,7 +101,18 @@ impl AppState {
             query_slots: Arc::new(Semaphore::new(options.query_concurrency.max(1))),
             options,
             uploads_dir,
+            bound: OnceLock::new(),
         })
+    }
+
+    /// Records the address the server listens on, which the `Host` check accepts.
+    pub fn listening_on(&self, addr: SocketAddr) {
+        // A second listener keeps the first address; the server serves one.
+        let _ = self.bound.set(addr);
+    }
+
+    pub fn bound_addr(&self) -> Option<SocketAddr> {
+        self.bound.get().copied()
     }
 
     pub fn engine(&self) -> Arc<Engine> {

@@ -153,7 +153,14 @@ async fn queries_are_served_during_a_reindex_and_a_failed_one_keeps_the_old_inde
     let reindex = {
         let client = server.client.clone();
         let url = server.url("/api/reindex");
-        tokio::spawn(async move { client.post(url).send().await.unwrap() })
+        tokio::spawn(async move {
+            client
+                .post(url)
+                .header("x-shiori-request", "1")
+                .send()
+                .await
+                .unwrap()
+        })
     };
     let started = Instant::now();
     let mut saw_running = false;

@@ -138,9 +138,28 @@ impl Driver {
         value.as_str().unwrap_or_default().to_string()
     }
 
+    /// Clicks once the element can take a click: on a loaded machine it may exist a moment
+    /// before the page has laid it out ("element not interactable").
     async fn click(&self, element: &str) {
-        self.call("POST", &format!("/element/{element}/click"), json!({}))
-            .await;
+        let url = format!(
+            "{}/session/{}/element/{element}/click",
+            self.url, self.session
+        );
+        let started = Instant::now();
+        loop {
+            let response = self.http.post(&url).json(&json!({})).send().await.unwrap();
+            let status = response.status();
+            let value: Value = response.json().await.unwrap();
+            if status.is_success() {
+                return;
+            }
+            assert!(
+                value["value"]["error"] == "element not interactable"
+                    && started.elapsed() < Duration::from_secs(10),
+                "WebDriver click: {value}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 
     async fn screenshot(&self, name: &str) -> PathBuf {

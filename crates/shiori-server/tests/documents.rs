@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use reqwest::multipart::{Form, Part};
+use serde_json::{json, Value};
 use shiori_server::ServerOptions;
 
 const CAFETERIA: &str = "# Cafeteria\n\nThe cafeteria on the third floor serves tonkotsu ramen every Friday at lunch.\n";
@@ -13,6 +14,7 @@ async fn upload(server: &TestServer, name: &str, bytes: Vec<u8>) -> (u16, serde_
     let response = server
         .client
         .post(server.url("/api/documents"))
+        .header("x-shiori-request", "1")
         .multipart(form)
         .send()
         .await
@@ -128,6 +130,7 @@ async fn bad_uploads_are_refused() {
     let response = server
         .client
         .post(server.url("/api/documents"))
+        .header("x-shiori-request", "1")
         .multipart(form)
         .send()
         .await
@@ -176,4 +179,116 @@ async fn an_uploaded_pdf_is_listed_with_its_pages_and_cited_by_page() {
     );
     let cited = answer["sources"][0]["source"].as_str().unwrap();
     assert!(cited.ends_with("facilities.pdf p.2"), "{answer}");
+}
+
+async fn upload_parts(server: &TestServer, query: &str, parts: &[(&str, &[u8])]) -> (u16, Value) {
+    let mut form = Form::new();
+    for (name, bytes) in parts {
+        form = form.part(
+            "file",
+            Part::bytes(bytes.to_vec()).file_name(name.to_string()),
+        );
+    }
+    let response = server
+        .client
+        .post(server.url(&format!("/api/documents{query}")))
+        .header("x-shiori-request", "1")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    status_and_json(response).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn same_names_conflict_unless_replaced_and_parts_must_differ() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    let uploads = server.data_dir().join("uploads");
+    let (status, body) = upload(&server, "../../etc/evil.txt", b"First version.".to_vec()).await;
+    assert_eq!(status, 201, "{body}");
+    for hostile in ["..\\evil.txt", "/abs/evil.txt", "evil.txt"] {
+        let (status, body) = upload(&server, hostile, b"Second version.".to_vec()).await;
+        assert_eq!(
+            (status, error_code(&body).as_str()),
+            (409, "conflict"),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(uploads.join("evil.txt")).unwrap(),
+        b"First version."
+    );
+
+    let (status, body) = upload_parts(&server, "?replace=true", &[("evil.txt", b"Third.")]).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(std::fs::read(uploads.join("evil.txt")).unwrap(), b"Third.");
+
+    let (status, body) =
+        upload_parts(&server, "", &[("dup.txt", b"one"), ("dup.txt", b"two")]).await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (400, "bad_request"),
+        "{body}"
+    );
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("dup.txt"));
+    assert!(!uploads.join("dup.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_that_cannot_be_indexed_is_not_a_success_and_not_kept() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    let uploads = server.data_dir().join("uploads");
+    // Over the default max_file_mb of 10, under the upload limit of 20 MB.
+    let over_limit = vec![b'a'; 11 * 1024 * 1024];
+    let (status, body) = upload_parts(
+        &server,
+        "",
+        &[
+            ("good.md", b"# Parking\n\nParking is free on weekends."),
+            ("huge.txt", &over_limit),
+            ("empty.txt", b""),
+        ],
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let outcome = |id: &str| {
+        body["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["id"] == id)
+            .unwrap_or_else(|| panic!("{id} missing: {body}"))
+            .clone()
+    };
+    assert_eq!(outcome("good.md")["status"], "indexed", "{body}");
+    for failed in ["huge.txt", "empty.txt"] {
+        assert_eq!(outcome(failed)["status"], "failed", "{body}");
+        assert!(outcome(failed)["reason"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty()));
+        assert!(!uploads.join(failed).exists(), "{failed} was kept");
+    }
+    assert_eq!(
+        body["report"]["failures"].as_array().unwrap().len(),
+        2,
+        "{body}"
+    );
+
+    // The next upload reports only its own outcome.
+    let (status, body) = upload(
+        &server,
+        "notes.md",
+        b"# Notes\n\nThe office closes at six.".to_vec(),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["report"]["failures"], json!([]), "{body}");
+    let answer = server.ask("When is parking free?").await;
+    assert!(
+        answer["answer"].as_str().unwrap().contains("weekends"),
+        "{answer}"
+    );
 }

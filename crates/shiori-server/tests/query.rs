@@ -197,10 +197,11 @@ async fn bad_requests_get_clear_errors() {
         "{body}"
     );
 
+    // A text/plain POST is what another site's page can send without asking: refused as such.
     let (status, body) = status_and_json(raw("question=hi", "text/plain").await.unwrap()).await;
     assert_eq!(
         (status, error_code(&body).as_str()),
-        (415, "unsupported_media_type"),
+        (403, "forbidden"),
         "{body}"
     );
 

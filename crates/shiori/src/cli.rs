@@ -116,11 +116,21 @@ pub enum Command {
     /// Serve the HTTP API and the web page. `SHIORI_API_KEY` set = every /api route needs
     /// `Authorization: Bearer <key>`.
     Serve {
+        /// Where to listen; an address other than loopback needs SHIORI_API_KEY (or
+        /// --insecure-no-auth).
         #[arg(long, default_value = "127.0.0.1:8000")]
         addr: SocketAddr,
         /// Let browsers on this origin call the API (repeatable); CORS is off without it.
         #[arg(long = "cors-origin", value_name = "ORIGIN")]
         cors_origins: Vec<String>,
+        /// A host name clients reach the server by (repeatable); requests for any other name
+        /// than localhost and the listening address are refused (DNS rebinding).
+        #[arg(long = "allowed-host", value_name = "NAME")]
+        allowed_hosts: Vec<String>,
+        /// Serve a non-loopback address without an API key: anyone who reaches it may read
+        /// every document and change the index.
+        #[arg(long)]
+        insecure_no_auth: bool,
         /// Largest JSON request body.
         #[arg(long, default_value_t = 64)]
         body_limit_kb: usize,

@@ -18,12 +18,26 @@ pub struct IndexRequest<'a> {
 
 /// Indexes the request's targets once and prints one report, or watches them and prints a
 /// report (one JSON line with `--json`) per pass that changed something.
+/// Some files could not be indexed; the rest were, and the report listing them was printed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} file(s) could not be indexed (listed above); the rest were indexed")]
+pub struct FilesFailed(pub usize);
+
+impl FilesFailed {
+    /// The exit code of `shiori index` when files failed (1 is any other error).
+    pub const EXIT_CODE: i32 = 2;
+}
+
 pub fn run(engine: &mut Engine, request: &IndexRequest<'_>) -> Result<()> {
     let targets = targets(engine, request)?;
     let bar = progress::Bar::default();
     if !request.watch {
         let report = engine.index_targets(&targets, &bar)?;
-        return output::print(request.json, &report, || output::index_report(&report));
+        output::print(request.json, &report, || output::index_report(&report))?;
+        return match report.failures.len() {
+            0 => Ok(()),
+            failed => Err(FilesFailed(failed).into()),
+        };
     }
     eprintln!("watching {} target(s); Ctrl-C stops", targets.len());
     engine.watch(&targets, request.debounce, &bar, &mut |pass| {

@@ -17,6 +17,7 @@ use shiori_engine::{init_store, migrate_store, AskOptions, Config, Engine, Engin
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
 use shiori_server::{Server, ServerOptions};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 /// candle allocates and frees large activation tensors for every batch; glibc hands those back to
@@ -32,11 +33,16 @@ fn main() {
                 .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     if let Err(error) = run(&cli) {
         eprintln!("error: {error:#}");
-        std::process::exit(1);
+        let code = match error.downcast_ref::<indexing::FilesFailed>() {
+            Some(_) => indexing::FilesFailed::EXIT_CODE,
+            None => 1,
+        };
+        std::process::exit(code);
     }
 }
 
@@ -83,6 +89,7 @@ fn run(cli: &Cli) -> Result<()> {
             watch,
             debounce_ms,
         } => {
+            let created = !cli.data_dir.exists();
             let mut engine = if *reembed {
                 let mut engine = Engine::open_with(&cli.data_dir, &home, true)?;
                 let converted = engine.reembed()?;
@@ -92,8 +99,11 @@ fn run(cli: &Cli) -> Result<()> {
                 );
                 engine
             } else {
-                open_engine(cli, &home)?
+                open_engine_at(&cli.data_dir, &home)?
             };
+            if created {
+                eprintln!("created the data directory {}", cli.data_dir.display());
+            }
             let request = indexing::IndexRequest {
                 paths,
                 projects,
@@ -214,6 +224,8 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Serve {
             addr,
             cors_origins,
+            allowed_hosts,
+            insecure_no_auth,
             body_limit_kb,
             upload_limit_mb,
             timeout_secs,
@@ -227,6 +239,8 @@ fn run(cli: &Cli) -> Result<()> {
                 upload_limit_bytes: upload_limit_mb * 1024 * 1024,
                 request_timeout: Duration::from_secs(*timeout_secs),
                 cors_origins: cors_origins.clone(),
+                allowed_hosts: allowed_hosts.clone(),
+                insecure_no_auth: *insecure_no_auth,
                 ..ServerOptions::default()
             };
             let protected = options.api_key.is_some();
@@ -314,15 +328,28 @@ fn run(cli: &Cli) -> Result<()> {
     }
 }
 
+/// Opens an existing data directory: a mistyped `--data-dir` is an error, not a new empty index.
 fn open_engine(cli: &Cli, home: &ShioriHome) -> Result<Engine> {
-    Engine::open(&cli.data_dir, home).map_err(|error| {
+    if !cli.data_dir.is_dir() {
+        bail!(
+            "no data directory at {}: create one with `shiori init` or `shiori index PATH`, \
+             or point --data-dir (SHIORI_DATA_DIR) at an existing one",
+            cli.data_dir.display()
+        );
+    }
+    open_engine_at(&cli.data_dir, home)
+}
+
+/// Opens the data directory at `data_dir`, creating it if needed.
+fn open_engine_at(data_dir: &std::path::Path, home: &ShioriHome) -> Result<Engine> {
+    Engine::open(data_dir, home).map_err(|error| {
         let hint = match error {
             EngineError::Embed(EmbedError::ModelNotFound(_)) => " (run `shiori models fetch`)",
             _ => "",
         };
         anyhow::anyhow!(
             "cannot open the data directory {}: {error}{hint}",
-            cli.data_dir.display()
+            data_dir.display()
         )
     })
 }

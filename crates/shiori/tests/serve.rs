@@ -72,22 +72,35 @@ fn serve_answers_over_http_behind_the_api_key() {
     assert!(line.contains("API key required"), "{line}");
 
     assert_eq!(http(&addr, "GET", "/healthz", &[], "").0, 200);
-    assert_eq!(http(&addr, "POST", "/api/reindex", &[], "").0, 401);
+    let json = "Content-Type: application/json";
+    assert_eq!(http(&addr, "POST", "/api/reindex", &[json], "").0, 401);
     let auth = "Authorization: Bearer k3y";
-    let (status, body) = http(&addr, "POST", "/api/reindex", &[auth], "");
+    let (status, body) = http(&addr, "POST", "/api/reindex", &[auth, json], "");
     assert_eq!(status, 200, "{body}");
     let question = r#"{"question": "How much storage does every workspace include?"}"#;
-    let (status, body) = http(
-        &addr,
-        "POST",
-        "/api/query",
-        &[auth, "Content-Type: application/json"],
-        question,
-    );
+    let (status, body) = http(&addr, "POST", "/api/query", &[auth, json], question);
     assert_eq!(status, 200, "{body}");
     let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert!(
         answer["answer"].as_str().unwrap().contains("100 GB"),
         "{answer}"
+    );
+}
+
+#[test]
+fn serving_beyond_loopback_needs_a_key() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    run_json(&data, &["init"]);
+    let output = command(&data)
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .env_remove("SHIORI_API_KEY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("without an API key") && stderr.contains("--insecure-no-auth"),
+        "{stderr}"
     );
 }

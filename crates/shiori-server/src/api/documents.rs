@@ -3,12 +3,12 @@
 use crate::error::ApiError;
 use crate::state::SharedState;
 use crate::uploads::{checked_id, sanitize_name};
-use axum::extract::{Multipart, Path, State};
+use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use shiori_engine::IndexReport;
+use shiori_engine::{Engine, IndexFailure, IndexReport};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::UNIX_EPOCH;
@@ -65,13 +65,87 @@ pub async fn get_one(
     Ok(Json(body))
 }
 
+/// `POST /api/documents?replace=true`: whether an upload may replace a file of the same name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadParams {
+    #[serde(default)]
+    replace: bool,
+}
+
+const INDEXED: &str = "indexed";
+const FAILED: &str = "failed";
+
+/// What became of one uploaded file.
+#[derive(Debug, Serialize)]
+pub struct UploadOutcome {
+    pub id: String,
+    pub size: usize,
+    /// `indexed` (its chunks are searchable), or `failed` (nothing of it was indexed and the
+    /// file was not kept).
+    pub status: &'static str,
+    /// Why it failed, or what of it could not be read (a bad JSONL line) when indexed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// `POST /api/documents` (multipart, one or more file parts): stores the files under sanitised
-/// names, replacing same-named ones, and indexes them.
+/// names and indexes them. 201 when every file was indexed; 422 when any was not (that file is
+/// not kept, and the body says why per file). A name already uploaded is a 409 unless
+/// `?replace=true`; two parts with one name are a 400. Nothing is stored when the request is
+/// refused.
 pub async fn upload(
     State(state): State<SharedState>,
-    mut multipart: Multipart,
+    Query(params): Query<UploadParams>,
+    multipart: Multipart,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let limit_bytes = state.options.upload_limit_bytes;
+    let files = read_files(multipart, state.options.upload_limit_bytes).await?;
+    let uploads = state.uploads_dir.clone();
+    for (name, _) in &files {
+        if !params.replace && uploads.join(name).exists() {
+            return Err(ApiError::Conflict(format!(
+                "a document named {name:?} is already uploaded: send ?replace=true to replace it"
+            )));
+        }
+    }
+    let (outcomes, report) = state
+        .write("upload", move |engine, progress| {
+            for (name, bytes) in &files {
+                save(&uploads, name, bytes)?;
+            }
+            let mut report = engine.index(std::slice::from_ref(&uploads), progress)?;
+            let outcomes = outcomes_of(engine, &files, &uploads, &mut report)?;
+            let failed: Vec<&UploadOutcome> =
+                outcomes.iter().filter(|o| o.status == FAILED).collect();
+            if !failed.is_empty() {
+                for outcome in failed {
+                    std::fs::remove_file(uploads.join(&outcome.id))
+                        .map_err(|e| ApiError::Internal(format!("{}: {e}", outcome.id)))?;
+                }
+                // Drops whatever an earlier version of a failed file left in the index.
+                let cleanup = engine.index(&[uploads], progress)?;
+                report.files_removed += cleanup.files_removed;
+                report.chunks_removed += cleanup.chunks_removed;
+            }
+            Ok((outcomes, report))
+        })
+        .await?;
+    let status = if outcomes.iter().all(|o| o.status == INDEXED) {
+        StatusCode::CREATED
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    };
+    Ok((
+        status,
+        Json(json!({"documents": outcomes, "report": report})),
+    ))
+}
+
+/// The file parts of an upload, under sanitised, distinct names.
+async fn read_files(
+    mut multipart: Multipart,
+    limit_bytes: usize,
+) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
     let multipart_error = |error: axum::extract::multipart::MultipartError| {
         if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge { limit_bytes }
@@ -85,6 +159,11 @@ pub async fn upload(
             continue;
         };
         let name = sanitize_name(&raw_name)?;
+        if files.iter().any(|(seen, _)| *seen == name) {
+            return Err(ApiError::BadRequest(format!(
+                "two parts of the upload are both named {name:?}"
+            )));
+        }
         let bytes = field.bytes().await.map_err(multipart_error)?;
         files.push((name, bytes.to_vec()));
     }
@@ -93,23 +172,47 @@ pub async fn upload(
             "no files in the upload: send multipart/form-data with file parts".into(),
         ));
     }
-    let uploads = state.uploads_dir.clone();
-    let stored: Vec<Value> = files
-        .iter()
-        .map(|(name, bytes)| json!({"id": name, "size": bytes.len()}))
-        .collect();
-    let report = state
-        .write("upload", move |engine, progress| {
-            for (name, bytes) in &files {
-                save(&uploads, name, bytes)?;
-            }
-            Ok(engine.index(&[uploads], progress)?)
-        })
-        .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"documents": stored, "report": report})),
-    ))
+    Ok(files)
+}
+
+/// Each uploaded file's outcome: indexed when it has chunks in the index. The report keeps only
+/// the failures of this upload's files, named by their ids, so neither older failures nor
+/// server paths reach the client.
+fn outcomes_of(
+    engine: &Engine,
+    files: &[(String, Vec<u8>)],
+    uploads: &std::path::Path,
+    report: &mut IndexReport,
+) -> Result<Vec<UploadOutcome>, ApiError> {
+    let failures = std::mem::take(&mut report.failures);
+    let mut outcomes = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let path = uploads.join(name).display().to_string();
+        let reason = failures
+            .iter()
+            .filter(|failure| failure.path == path)
+            .map(|failure| failure.reason.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let indexed = !engine.file_chunks(&path)?.is_empty();
+        if !reason.is_empty() {
+            report.failures.push(IndexFailure {
+                path: name.clone(),
+                reason: reason.clone(),
+            });
+        }
+        outcomes.push(UploadOutcome {
+            id: name.clone(),
+            size: bytes.len(),
+            status: if indexed { INDEXED } else { FAILED },
+            reason: match (reason.is_empty(), indexed) {
+                (false, _) => Some(reason),
+                (true, false) => Some("nothing in it could be indexed".into()),
+                (true, true) => None,
+            },
+        });
+    }
+    Ok(outcomes)
 }
 
 /// `DELETE /api/documents/{id}`: removes the file and its chunks.

@@ -9,8 +9,10 @@ keyInput.addEventListener("change", () => {
   loadStats();
 });
 
+// Every request carries X-Shiori-Request, which another site's page cannot send without the
+// server's consent, so the server can tell the page's uploads from forged ones.
 function headers(extra) {
-  const h = Object.assign({}, extra);
+  const h = Object.assign({ "X-Shiori-Request": "1" }, extra);
   if (keyInput.value) h["Authorization"] = "Bearer " + keyInput.value;
   return h;
 }
