@@ -28,6 +28,11 @@ pub trait Progress: Sync {
     fn start(&self, phase: &str, total: u64);
     fn advance(&self, done: u64);
     fn finish(&self);
+    /// Chunks embedded (or found in the embedding cache) since the last call, reported as each
+    /// group is done, so a single large file shows progress too.
+    fn chunks_embedded(&self, _chunks: u64) {}
+    /// Chunks written to the store since the last call.
+    fn chunks_written(&self, _chunks: u64) {}
 }
 
 impl Progress for () {
@@ -222,7 +227,7 @@ impl Engine {
         report.files_unchanged = report.files_seen - report.failures.len() - candidates.len();
         progress.start("indexing files", candidates.len() as u64);
         for batch in candidates.chunks(FILES_PER_BATCH) {
-            self.index_batch(batch, scope.project.as_ref(), &mut report)?;
+            self.index_batch(batch, scope.project.as_ref(), &mut report, progress)?;
             progress.advance(batch.len() as u64);
         }
         progress.finish();
@@ -298,6 +303,7 @@ impl Engine {
         batch: &[(DiscoveredFile, Option<FileRecord>)],
         project: Option<&ProjectStamp>,
         report: &mut IndexReport,
+        progress: &dyn Progress,
     ) -> Result<(), EngineError> {
         let chunker = &self.config.chunker;
         let embedder = self.embedder.as_ref();
@@ -319,7 +325,7 @@ impl Engine {
         }
         for file in ready {
             report.failures.extend(file.record_failures);
-            let vectors = self.embed_chunks(&file.chunks, report)?;
+            let vectors = self.embed_chunks(&file.chunks, report, progress)?;
             report.files_indexed += 1;
             report.documents += file.documents.len();
             changes.push(FileChange::Upsert {
@@ -329,6 +335,7 @@ impl Engine {
             });
         }
         let applied = self.store.apply(changes)?;
+        progress.chunks_written(applied.chunks_added as u64);
         report.chunks_added += applied.chunks_added;
         report.chunks_removed += applied.chunks_removed;
         report
@@ -347,6 +354,7 @@ impl Engine {
         &self,
         chunks: &[Chunk],
         report: &mut IndexReport,
+        progress: &dyn Progress,
     ) -> Result<Vec<Vec<f32>>, EngineError> {
         let mut vectors = Vec::with_capacity(chunks.len());
         for group in chunks.chunks(CHUNKS_PER_EMBED) {
@@ -359,6 +367,7 @@ impl Engine {
             let (embedded, stats) = embed_with_cache(self.embedder.as_ref(), &self.cache, &items)?;
             report.chunks_embedded += stats.embedded;
             report.chunks_cached += stats.hits;
+            progress.chunks_embedded(group.len() as u64);
             vectors.extend(embedded);
         }
         Ok(vectors)

@@ -36,6 +36,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("the request took longer than {seconds} s")]
     Timeout { seconds: u64 },
+    /// Too many queries wait already: the client should retry after a pause.
+    #[error("the server is busy: retry in {retry_after_secs} s")]
+    Overloaded { retry_after_secs: u64 },
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("{0}")]
@@ -55,7 +58,9 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
-            ApiError::Timeout { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Timeout { .. } | ApiError::Overloaded { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Engine(EngineError::Invalid(_)) => StatusCode::BAD_REQUEST,
             ApiError::Engine(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -75,6 +80,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::Conflict(_) => "conflict",
             ApiError::Timeout { .. } => "timeout",
+            ApiError::Overloaded { .. } => "overloaded",
             ApiError::Engine(EngineError::Invalid(_)) => "bad_request",
             ApiError::Engine(_) => "engine_error",
             ApiError::Internal(_) => "internal",
@@ -94,11 +100,19 @@ impl IntoResponse for ApiError {
             tracing::error!("{self}");
         }
         let mut response = (status, axum::Json(self.body())).into_response();
-        if matches!(self, ApiError::Unauthorized) {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
+        match self {
+            ApiError::Unauthorized => {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
+            }
+            ApiError::Overloaded { retry_after_secs } => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, retry_after_secs.into());
+            }
+            _ => {}
         }
         response
     }

@@ -4,6 +4,7 @@
 //! Queries are answered by a serving engine that a write replaces atomically, so a reindex
 //! never blocks them and a failed one leaves the previous index serving.
 
+mod admission;
 mod api;
 mod error;
 mod json;
@@ -33,6 +34,8 @@ use tower_http::cors::CorsLayer;
 pub enum ServerError {
     #[error(transparent)]
     Engine(#[from] EngineError),
+    #[error("cannot start the indexing threads: {0}")]
+    ThreadPool(#[from] rayon::ThreadPoolBuildError),
     #[error("invalid CORS origin {0:?}")]
     CorsOrigin(String),
     #[error(

@@ -2,11 +2,13 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::pipeline::Pipelines;
 use crate::progress::ReindexProgress;
+use crate::ServerError;
 use arc_swap::ArcSwap;
 use serde::Serialize;
 use shiori_engine::{Engine, EngineError};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Semaphore;
@@ -33,6 +35,11 @@ pub struct ServerOptions {
     pub insecure_no_auth: bool,
     /// Queries computed at once; the rest wait their turn instead of thrashing the CPU.
     pub query_concurrency: usize,
+    /// Queries that may wait for a slot; the next one is answered 503 with `Retry-After`.
+    pub max_queued_queries: usize,
+    /// Threads a reindex, upload or evaluation computes on: fewer than the cores, so queries
+    /// always have one.
+    pub index_threads: usize,
 }
 
 impl Default for ServerOptions {
@@ -46,9 +53,15 @@ impl Default for ServerOptions {
             cors_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             insecure_no_auth: false,
-            query_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get() * 2),
+            query_concurrency: cores() * 2,
+            max_queued_queries: cores() * 16,
+            index_threads: (cores() / 2).max(1),
         }
     }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 /// How the last write to the index ended.
@@ -75,13 +88,16 @@ pub struct AppState {
     pub pipelines: Pipelines,
     pub metrics: Metrics,
     pub query_slots: Arc<Semaphore>,
+    /// Queries waiting for a slot (see [`crate::admission`]).
+    pub queued: AtomicUsize,
+    index_pool: rayon::ThreadPool,
     pub options: ServerOptions,
     pub uploads_dir: PathBuf,
     bound: OnceLock<SocketAddr>,
 }
 
 impl AppState {
-    pub fn new(engine: Engine, options: ServerOptions) -> Result<AppState, EngineError> {
+    pub fn new(engine: Engine, options: ServerOptions) -> Result<AppState, ServerError> {
         let uploads_dir = engine.data_dir().join(crate::uploads::UPLOADS_DIR);
         let io_error = |source| EngineError::Io {
             path: uploads_dir.display().to_string(),
@@ -91,6 +107,10 @@ impl AppState {
         // Indexed paths are canonical; the uploads folder must compare equal to them.
         let uploads_dir = uploads_dir.canonicalize().map_err(io_error)?;
         engine.pin_snapshot()?;
+        let index_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.index_threads.max(1))
+            .thread_name(|i| format!("shiori-index-{i}"))
+            .build()?;
         Ok(AppState {
             serving: ArcSwap::from_pointee(engine),
             writer: Arc::new(tokio::sync::Mutex::new(())),
@@ -99,6 +119,8 @@ impl AppState {
             pipelines: Pipelines::default(),
             metrics: Metrics::default(),
             query_slots: Arc::new(Semaphore::new(options.query_concurrency.max(1))),
+            queued: AtomicUsize::new(0),
+            index_pool,
             options,
             uploads_dir,
             bound: OnceLock::new(),
@@ -138,7 +160,8 @@ impl AppState {
         let task = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
             let running = Running::begin(&state.progress, &operation);
-            let outcome = state.write_blocking(work);
+            // Embedding and index building run on the writer's own, smaller thread pool.
+            let outcome = state.index_pool.install(|| state.write_blocking(work));
             drop(running);
             let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
             state.metrics.record_write(&operation, outcome.is_ok());

@@ -140,6 +140,15 @@ pub enum Command {
         /// Longest a query may take before it is answered with 503.
         #[arg(long, default_value_t = 30)]
         timeout_secs: u64,
+        /// Queries computed at once [default: 2 × cores].
+        #[arg(long)]
+        query_concurrency: Option<usize>,
+        /// Queries that may wait for a slot; the next gets 503 + Retry-After [default: 16 × cores].
+        #[arg(long)]
+        max_queued_queries: Option<usize>,
+        /// Threads a reindex or upload computes on [default: half the cores, at least 1].
+        #[arg(long)]
+        index_threads: Option<usize>,
     },
     /// Models and dictionaries under SHIORI_HOME.
     Models {

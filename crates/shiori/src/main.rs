@@ -229,8 +229,12 @@ fn run(cli: &Cli) -> Result<()> {
             body_limit_kb,
             upload_limit_mb,
             timeout_secs,
+            query_concurrency,
+            max_queued_queries,
+            index_threads,
         } => {
             let engine = open_engine(cli, &home)?;
+            let defaults = ServerOptions::default();
             let options = ServerOptions {
                 api_key: std::env::var("SHIORI_API_KEY")
                     .ok()
@@ -241,7 +245,10 @@ fn run(cli: &Cli) -> Result<()> {
                 cors_origins: cors_origins.clone(),
                 allowed_hosts: allowed_hosts.clone(),
                 insecure_no_auth: *insecure_no_auth,
-                ..ServerOptions::default()
+                query_concurrency: query_concurrency.unwrap_or(defaults.query_concurrency),
+                max_queued_queries: max_queued_queries.unwrap_or(defaults.max_queued_queries),
+                index_threads: index_threads.unwrap_or(defaults.index_threads),
+                ..defaults
             };
             let protected = options.api_key.is_some();
             Server::new(engine, options)?.run(*addr, |bound| {

@@ -26,13 +26,9 @@ pub async fn query(
     let engine = state.engine();
     let retrieval = request.retrieval(&engine.config.retrieval)?;
     let pipeline = state.pipelines.get(request.pipeline.as_deref())?;
-    let permit = state
-        .query_slots
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    // Latency counts from arrival, so time spent waiting for a slot is in the histogram.
     let started = Instant::now();
+    let permit = crate::admission::admit(&state).await?;
     let run = move |events: &mut dyn FnMut(PipelineEvent)| {
         let _permit = permit;
         let query = PipelineQuery {
