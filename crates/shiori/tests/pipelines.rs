@@ -202,6 +202,37 @@ fn basic_pipeline_cites_sources_checks_citations_and_costs_tokens() {
 }
 
 #[test]
+fn basic_refuses_an_unrelated_question_without_calling_the_model() {
+    let llm = MockServer::start(|_| completion("[1] The capital is Lima [2]."));
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    index(&data, &sample_faq_dir().join("documents.jsonl"));
+    append_config(&data, &llm_config(llm.url()));
+    let output = command(&data)
+        .env(KEY_VARIABLE, KEY)
+        .args([
+            "--json",
+            "ask",
+            "What is the capital of Peru?",
+            "--pipeline",
+            "basic",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["refused"], true, "{answer}");
+    assert_eq!(steps(&answer), vec!["gate"], "{answer}");
+    let gate = answer["trace"]["steps"][0]["output"].as_str().unwrap();
+    assert!(gate.contains("without calling the answer model"), "{gate}");
+    assert!(llm.requests().is_empty(), "the model was called");
+}
+
+#[test]
 fn crag_searches_the_web_when_a_document_is_irrelevant_and_cites_the_result() {
     let llm = scripted_llm();
     let web = tavily();
