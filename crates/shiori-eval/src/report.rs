@@ -180,12 +180,12 @@ pub fn sweep_thresholds(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::EvalQuery;
     use std::collections::HashMap;
 
-    fn query(id: &str, gold: Option<&str>, answers: &[&str]) -> EvalQuery {
+    pub(crate) fn query(id: &str, gold: Option<&str>, answers: &[&str]) -> EvalQuery {
         EvalQuery {
             id: id.to_string(),
             text: String::new(),

@@ -82,23 +82,13 @@ pub fn write_per_query(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EvalQuery;
-    use std::collections::HashMap;
+    use crate::report::tests::query;
 
     fn dataset() -> Dataset {
-        let query = |id: &str, gold: Option<&str>| EvalQuery {
-            id: id.to_string(),
-            text: String::new(),
-            relevant: gold
-                .map(|g| HashMap::from([(g.to_string(), 1)]))
-                .unwrap_or_default(),
-            answerable: gold.is_some(),
-            answers: Vec::new(),
-        };
         Dataset {
             name: "t".into(),
             corpus: "c".into(),
-            queries: vec![query("q1", Some("d2")), query("q2", None)],
+            queries: vec![query("q1", Some("d2"), &[]), query("q2", None, &[])],
             skipped: 0,
         }
     }

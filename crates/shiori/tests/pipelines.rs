@@ -126,11 +126,15 @@ answer_model = "main"
 }
 
 fn ask(data: &Path, args: &[&str]) -> Value {
+    ask_about(data, QUESTION, args)
+}
+
+fn ask_about(data: &Path, question: &str, args: &[&str]) -> Value {
     let output = command(data)
         .env(KEY_VARIABLE, KEY)
         .arg("--json")
         .arg("ask")
-        .arg(QUESTION)
+        .arg(question)
         .args(args)
         .output()
         .unwrap();
@@ -208,23 +212,11 @@ fn basic_refuses_an_unrelated_question_without_calling_the_model() {
     let data = work.path().join("data");
     index(&data, &sample_faq_dir().join("documents.jsonl"));
     append_config(&data, &llm_config(llm.url()));
-    let output = command(&data)
-        .env(KEY_VARIABLE, KEY)
-        .args([
-            "--json",
-            "ask",
-            "What is the capital of Peru?",
-            "--pipeline",
-            "basic",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let answer = ask_about(
+        &data,
+        "What is the capital of Peru?",
+        &["--pipeline", "basic"],
     );
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(answer["refused"], true, "{answer}");
     assert_eq!(steps(&answer), vec!["gate"], "{answer}");
     let gate = answer["trace"]["steps"][0]["output"].as_str().unwrap();
