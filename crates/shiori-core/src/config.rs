@@ -18,9 +18,13 @@ pub enum FusionKind {
     Rrf,
     /// `alpha * dense + (1 - alpha) * bm25`, each min-max normalised over the candidates.
     Weighted,
-    /// `dense cosine + bm25_weight * bm25`: raw scores, since a cosine already has a fixed scale
-    /// and min-max stretches a query's small cosine gaps as wide as its large BM25 gaps.
+    /// `z(cosine) + normalised_bm25_weight * (bm25 - mean) / mean`, the cosine standardised
+    /// over the dense candidates and BM25 relative to its candidates' mean: neither part
+    /// depends on the corpus, the query length or the embedder's cosine range.
     #[default]
+    Normalised,
+    /// `dense cosine + bm25_weight * bm25`: raw scores. The weight fits one BM25 scale only,
+    /// which grows with query length, field count and corpus statistics.
     Linear,
 }
 
@@ -46,6 +50,8 @@ pub struct RetrievalConfig {
     pub alpha: f32,
     /// BM25 weight of linear fusion.
     pub bm25_weight: f32,
+    /// BM25 weight of normalised fusion.
+    pub normalised_bm25_weight: f32,
     /// Best dense cosine below which `ask` refuses.
     pub threshold: f32,
     pub time_decay: Option<TimeDecay>,
@@ -57,22 +63,23 @@ pub struct RetrievalConfig {
     pub related_hits: usize,
 }
 
-/// Defaults tuned for multilingual-e5-small on jsquad-valid and msmarco-5k only (see the closing
-/// notes of issues 2 and 3): linear fusion with BM25 weight 0.003 is the one setting that beats
-/// both single retrievers on both sets (nDCG@10 0.9555 / 0.8051; weighted min-max at its best
-/// jsquad setting gave 0.9550 / 0.7698, RRF 0.929 on jsquad), and a cosine of 0.855 refuses most
-/// unanswerable questions while answering ≥ 90% of answerable ones. all-MiniLM-L6-v2's cosines
-/// sit far lower: use a threshold near 0.45 with it.
+/// Defaults chosen on jsquad-valid and msmarco-5k only (README, Quality): normalised fusion
+/// puts both retrievers on a scale-free footing per query, so its BM25 weight (3) does not
+/// depend on the corpus, the query length or the embedder's cosine range, unlike linear
+/// fusion's raw BM25 weight. A cosine of 0.855 refuses most unanswerable questions while answering ≥ 90% of
+/// answerable ones with multilingual-e5-small; all-MiniLM-L6-v2's cosines sit far lower: use a
+/// threshold near 0.45 with it.
 impl Default for RetrievalConfig {
     fn default() -> Self {
         RetrievalConfig {
             mode: RetrievalMode::Hybrid,
             top_k: 5,
             candidates: 50,
-            fusion: FusionKind::Linear,
+            fusion: FusionKind::Normalised,
             rrf_k: 60.0,
             alpha: 0.35,
             bm25_weight: 0.003,
+            normalised_bm25_weight: 3.0,
             threshold: 0.855,
             time_decay: None,
             two_stage: false,

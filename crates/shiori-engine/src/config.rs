@@ -194,6 +194,9 @@ pub struct PipelineConfig {
     pub web_results: usize,
     pub max_steps: usize,
     pub max_tokens: u32,
+    /// Generative pipelines refuse without calling a model when the question's own retrieval
+    /// fails the refusal gate (CRAG with a web search searches the web instead).
+    pub refuse_irrelevant: bool,
 }
 
 impl Default for PipelineConfig {
@@ -213,6 +216,7 @@ impl Default for PipelineConfig {
             web_results: 3,
             max_steps: 4,
             max_tokens: 800,
+            refuse_irrelevant: true,
         }
     }
 }

@@ -256,6 +256,7 @@ impl Engine {
                 max_steps: pipeline.max_steps,
                 rrf_k: retrieval.rrf_k,
                 max_tokens: Some(pipeline.max_tokens),
+                refuse_irrelevant: pipeline.refuse_irrelevant,
             },
         };
         Ok(pipelines.answer(question, &chain)?)

@@ -52,6 +52,7 @@ impl Engine {
                     .iter()
                     .map(|h| h.chunk.doc_id.clone())
                     .collect(),
+                ranked_scores: retrieved.hits.iter().map(|h| h.score).collect(),
                 top_text: retrieved.hits.first().map(|h| h.chunk.text.clone()),
                 best_dense: retrieved.best_dense,
                 latency_ms: started.elapsed().as_secs_f64() * 1000.0,

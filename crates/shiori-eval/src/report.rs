@@ -7,6 +7,8 @@ use shiori_ingest::normalize;
 pub struct QueryOutcome {
     /// Document ids of the returned chunks, best first.
     pub ranked_doc_ids: Vec<String>,
+    /// The score of each entry of `ranked_doc_ids`.
+    pub ranked_scores: Vec<f32>,
     /// Text of the best chunk.
     pub top_text: Option<String>,
     pub refused: bool,
@@ -178,12 +180,12 @@ pub fn sweep_thresholds(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::EvalQuery;
     use std::collections::HashMap;
 
-    fn query(id: &str, gold: Option<&str>, answers: &[&str]) -> EvalQuery {
+    pub(crate) fn query(id: &str, gold: Option<&str>, answers: &[&str]) -> EvalQuery {
         EvalQuery {
             id: id.to_string(),
             text: String::new(),
@@ -198,6 +200,7 @@ mod tests {
     fn outcome(ranked: &[&str], top: &str, refused: bool, cosine: f32, ms: f64) -> QueryOutcome {
         QueryOutcome {
             ranked_doc_ids: ranked.iter().map(|s| s.to_string()).collect(),
+            ranked_scores: (0..ranked.len()).map(|i| 1.0 / (i + 1) as f32).collect(),
             top_text: Some(top.to_string()),
             refused,
             best_dense: Some(cosine),

@@ -10,6 +10,7 @@ mod citations;
 mod corpus;
 mod extractive;
 mod fuse;
+mod gate;
 mod pipeline;
 mod pipelines;
 mod prompts;

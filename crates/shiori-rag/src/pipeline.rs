@@ -5,7 +5,8 @@ use crate::attribution::attribute;
 use crate::citations::{check_citations, CheckedCitations};
 use crate::corpus::{Corpus, RagError, Retrieval};
 use crate::extractive::{extractive_answer, Relevance};
-use crate::prompts::{self, CANNOT_ANSWER};
+use crate::gate::{gate, is_refusal};
+use crate::prompts;
 use crate::{fuse, pipelines};
 use shiori_core::{
     Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Hit, PriceTable, Reranker, Source,
@@ -103,6 +104,10 @@ pub struct PipelineParams {
     pub rrf_k: f32,
     /// Token cap of the final answer.
     pub max_tokens: Option<u32>,
+    /// Generative pipelines refuse without calling a model when the question's own retrieval
+    /// fails the extractive relevance test (`threshold`); the engine's `[pipeline]
+    /// refuse_irrelevant` sets it.
+    pub refuse_irrelevant: bool,
 }
 
 impl Default for PipelineParams {
@@ -116,6 +121,7 @@ impl Default for PipelineParams {
             max_steps: 4,
             rrf_k: 60.0,
             max_tokens: Some(800),
+            refuse_irrelevant: false,
         }
     }
 }
@@ -181,6 +187,9 @@ impl Pipelines<'_> {
                 0.0,
             );
             return pipelines::extractive(&mut run, question);
+        }
+        if let Some(refusal) = gate(&mut run, question, kind)? {
+            return Ok(refusal);
         }
         match kind {
             PipelineKind::Extractive => pipelines::extractive(&mut run, question),
@@ -429,7 +438,7 @@ impl<'p, 'a> Run<'p, 'a> {
 
     /// Turns a generated reply into the answer: a refusal, or the text with checked citations.
     pub fn conclude(&mut self, reply: &str, sources: Vec<Source>) -> Answer {
-        if reply.trim().is_empty() || reply.contains(CANNOT_ANSWER) {
+        if is_refusal(reply) {
             return self.finish(CANNOT_ANSWER_TEXT.to_string(), true, sources);
         }
         let mut checked = check_citations(reply.trim(), &sources);
@@ -697,6 +706,31 @@ mod tests {
             nothing.refused,
             "no sources: refused without asking the model"
         );
+        assert_eq!(server.requests().len(), 1);
+    }
+
+    #[test]
+    fn refuses_below_the_gate_without_calling_the_model_unless_configured_not_to() {
+        let server = llm_server(|_, _, _| completion("[1] Cannot answer [2, 3]"));
+        let model = model(&server, "answerer");
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let mut pipelines = pipelines(&corpus, Some(&model), &prices);
+        pipelines.params.threshold = 0.95;
+        pipelines.params.refuse_irrelevant = true;
+        for kind in [PipelineKind::Basic, PipelineKind::Hyde, PipelineKind::Crag] {
+            let answer = pipelines.run(QUESTION, kind).unwrap();
+            assert!(answer.refused, "{kind:?}");
+            let gate = &answer.trace.steps[0];
+            assert_eq!(gate.step, "gate");
+            assert!(gate.output.contains("without calling"), "{gate:?}");
+            assert_eq!(answer.trace.steps.len(), 1);
+        }
+        assert!(server.requests().is_empty());
+
+        pipelines.params.refuse_irrelevant = false;
+        let answer = pipelines.run(QUESTION, PipelineKind::Basic).unwrap();
+        assert!(answer.refused, "markers around a refusal are a refusal");
         assert_eq!(server.requests().len(), 1);
     }
 

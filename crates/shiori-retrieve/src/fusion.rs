@@ -45,11 +45,58 @@ impl Range {
     }
 }
 
+/// The mean and standard deviation of one retriever's scores over its candidates.
+struct Spread {
+    mean: f32,
+    deviation: f32,
+}
+
+impl Spread {
+    fn of(list: &[(u64, f32)]) -> Spread {
+        if list.is_empty() {
+            return Spread {
+                mean: 0.0,
+                deviation: 0.0,
+            };
+        }
+        let count = list.len() as f32;
+        let mean = list.iter().map(|(_, s)| s).sum::<f32>() / count;
+        let variance = list.iter().map(|(_, s)| (s - mean).powi(2)).sum::<f32>() / count;
+        Spread {
+            mean,
+            deviation: variance.sqrt(),
+        }
+    }
+
+    /// How many standard deviations `raw` lies above the mean; 0 when the scores do not spread.
+    fn standardise(&self, raw: f32) -> f32 {
+        if self.deviation > f32::EPSILON {
+            (raw - self.mean) / self.deviation
+        } else {
+            0.0
+        }
+    }
+
+    /// How far `raw` lies above the mean, as a fraction of the mean; 0 when the mean is 0.
+    fn relative(&self, raw: f32) -> f32 {
+        if self.mean > f32::EPSILON {
+            (raw - self.mean) / self.mean
+        } else {
+            0.0
+        }
+    }
+}
+
 /// Merges two rankings (each best first) into one, best first, by `config.fusion`:
 ///
 /// - RRF adds `1 / (rrf_k + rank)` per list (rank from 1); a list that misses a candidate adds 0.
 /// - Weighted min-max normalises each list over its candidates and adds
 ///   `alpha * dense + (1 - alpha) * bm25`; a list that misses a candidate adds 0.
+/// - Normalised adds the cosine's z-score over the dense candidates to `normalised_bm25_weight`
+///   times the BM25 score's excess over the BM25 candidates' mean, as a fraction of that mean.
+///   Neither depends on the scale of its scores; the BM25 ratio keeps how far a clear lexical
+///   match stands out. A candidate one list misses scored at most that list's last candidate
+///   there, so it gets that score.
 /// - Linear adds the raw scores, `dense cosine + bm25_weight * bm25`. A candidate one list misses
 ///   scored at most that list's last candidate there, so it gets that score.
 pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig) -> Vec<Fused> {
@@ -68,6 +115,7 @@ pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig)
         });
     }
     let (dense_range, bm25_range) = (Range::of(dense), Range::of(bm25));
+    let (dense_spread, bm25_spread) = (Spread::of(dense), Spread::of(bm25));
     let score = |dense: Option<Placing>, bm25: Option<Placing>| -> f32 {
         match config.fusion {
             FusionKind::Rrf => [dense, bm25]
@@ -78,6 +126,11 @@ pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig)
             FusionKind::Weighted => {
                 dense.map_or(0.0, |p| config.alpha * dense_range.normalise(p.raw))
                     + bm25.map_or(0.0, |p| (1.0 - config.alpha) * bm25_range.normalise(p.raw))
+            }
+            FusionKind::Normalised => {
+                dense_spread.standardise(dense.map_or(dense_range.min, |p| p.raw))
+                    + config.normalised_bm25_weight
+                        * bm25_spread.relative(bm25.map_or(bm25_range.min, |p| p.raw))
             }
             FusionKind::Linear => {
                 dense.map_or(dense_range.min, |p| p.raw)
@@ -168,8 +221,45 @@ mod tests {
     }
 
     #[test]
+    fn normalised_ignores_each_lists_scale() {
+        let dense = [(1, 0.90), (2, 0.86), (3, 0.80)];
+        let bm25 = [(2, 40.0), (4, 30.0), (1, 20.0)];
+        let config = RetrievalConfig {
+            fusion: FusionKind::Normalised,
+            normalised_bm25_weight: 2.0,
+            ..RetrievalConfig::default()
+        };
+        let fused = fuse(&dense, &bm25, &config);
+        let scaled_bm25 = bm25.map(|(key, score)| (key, 3.0 * score));
+        let shifted_dense = dense.map(|(key, score)| (key, 0.5 * score - 0.1));
+        let rescaled = fuse(&shifted_dense, &scaled_bm25, &config);
+        for (a, b) in fused.iter().zip(&rescaled) {
+            assert_eq!(a.key, b.key);
+            assert!((a.score - b.score).abs() < 1e-4, "{a:?} {b:?}");
+        }
+        let mean = (0.90 + 0.86 + 0.80) / 3.0;
+        let deviation =
+            (((0.90f32 - mean).powi(2) + (0.86f32 - mean).powi(2) + (0.80f32 - mean).powi(2))
+                / 3.0)
+                .sqrt();
+        let dense_z = |raw: f32| (raw - mean) / deviation;
+        let score = |key: u64| fused.iter().find(|f| f.key == key).unwrap().score;
+        assert!((score(2) - (dense_z(0.86) + 2.0 * (40.0 - 30.0) / 30.0)).abs() < 1e-4);
+        assert!(
+            (score(4) - dense_z(0.80)).abs() < 1e-4,
+            "dense missed 4: the dense list's last score stands in; 30 is the BM25 mean"
+        );
+        assert_eq!(fused[0].key, 2);
+    }
+
+    #[test]
     fn empty_lists_fuse_to_nothing() {
-        for kind in [FusionKind::Rrf, FusionKind::Weighted, FusionKind::Linear] {
+        for kind in [
+            FusionKind::Rrf,
+            FusionKind::Weighted,
+            FusionKind::Normalised,
+            FusionKind::Linear,
+        ] {
             assert!(fuse(&[], &[], &config(kind, 0.5, 0.003)).is_empty());
             let only_bm25 = fuse(&[], &[(7, 1.0)], &config(kind, 0.5, 0.003));
             assert_eq!(only_bm25.len(), 1);

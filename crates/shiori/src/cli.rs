@@ -91,6 +91,12 @@ pub enum Command {
         /// Also print the answer-rate / refusal trade-off over thresholds.
         #[arg(long)]
         sweep_threshold: bool,
+        /// Write the ranked documents as a TREC run file (for trec_eval / ir_measures).
+        #[arg(long, value_name = "FILE")]
+        run_out: Option<PathBuf>,
+        /// Write one JSON line of metrics per query.
+        #[arg(long, value_name = "FILE")]
+        per_query: Option<PathBuf>,
         /// Also answer every answerable query and have this [llm.models] model judge the answers.
         #[arg(long, value_name = "MODEL")]
         judge: Option<String>,
@@ -221,6 +227,9 @@ pub struct RetrievalArgs {
     /// Weight of the raw BM25 score in linear fusion.
     #[arg(long)]
     pub bm25_weight: Option<f32>,
+    /// Weight of BM25 relative to its candidates' mean in normalised fusion.
+    #[arg(long)]
+    pub normalised_bm25_weight: Option<f32>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -244,6 +253,7 @@ impl From<ModeArg> for RetrievalMode {
 pub enum FusionArg {
     Rrf,
     Weighted,
+    Normalised,
     Linear,
 }
 
@@ -252,6 +262,7 @@ impl From<FusionArg> for FusionKind {
         match fusion {
             FusionArg::Rrf => FusionKind::Rrf,
             FusionArg::Weighted => FusionKind::Weighted,
+            FusionArg::Normalised => FusionKind::Normalised,
             FusionArg::Linear => FusionKind::Linear,
         }
     }

@@ -18,6 +18,7 @@ use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
 use shiori_server::{Server, ServerOptions};
 use std::io::IsTerminal;
+use std::path::Path;
 use std::time::Duration;
 
 /// candle allocates and frees large activation tensors for every batch; glibc hands those back to
@@ -163,6 +164,8 @@ fn run(cli: &Cli) -> Result<()> {
             retrieval,
             threshold,
             sweep_threshold,
+            run_out,
+            per_query,
             judge,
             pipeline,
             rerank,
@@ -170,6 +173,17 @@ fn run(cli: &Cli) -> Result<()> {
             let mut engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
             let run = engine.evaluate(dataset, &config, &progress::Bar::default())?;
+            if let Some(path) = run_out {
+                let name = format!("shiori-{:?}", config.mode).to_lowercase();
+                write_file(path, |out| {
+                    shiori_eval::write_trec_run(&run.dataset, &run.outcomes, &name, out)
+                })?;
+            }
+            if let Some(path) = per_query {
+                write_file(path, |out| {
+                    shiori_eval::write_per_query(&run.dataset, &run.outcomes, out)
+                })?;
+            }
             let sweep = sweep_threshold.then(|| {
                 shiori_eval::sweep_thresholds(
                     &run.dataset,
@@ -348,7 +362,7 @@ fn open_engine(cli: &Cli, home: &ShioriHome) -> Result<Engine> {
 }
 
 /// Opens the data directory at `data_dir`, creating it if needed.
-fn open_engine_at(data_dir: &std::path::Path, home: &ShioriHome) -> Result<Engine> {
+fn open_engine_at(data_dir: &Path, home: &ShioriHome) -> Result<Engine> {
     Engine::open(data_dir, home).map_err(|error| {
         let hint = match error {
             EngineError::Embed(EmbedError::ModelNotFound(_)) => " (run `shiori models fetch`)",
@@ -359,6 +373,19 @@ fn open_engine_at(data_dir: &std::path::Path, home: &ShioriHome) -> Result<Engin
             data_dir.display()
         )
     })
+}
+
+/// Creates `path` and fills it with `write`.
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let written = || -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        write(&mut out)?;
+        std::io::Write::flush(&mut out)
+    };
+    written().with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn retrieval_config(
@@ -373,6 +400,9 @@ fn retrieval_config(
         rrf_k: args.rrf_k.unwrap_or(base.rrf_k),
         alpha: args.alpha.unwrap_or(base.alpha),
         bm25_weight: args.bm25_weight.unwrap_or(base.bm25_weight),
+        normalised_bm25_weight: args
+            .normalised_bm25_weight
+            .unwrap_or(base.normalised_bm25_weight),
         threshold: threshold.unwrap_or(base.threshold),
         ..base.clone()
     }

@@ -78,3 +78,98 @@ fn evaluates_the_sample_corpus(backend: Backend) {
         shiori_eval::sweep_grid().len()
     );
 }
+
+/// trec_eval's view of a run: per query, the documents ordered by score (ties: larger id first),
+/// the first ten kept.
+fn trec_ranking(run: &str) -> std::collections::HashMap<String, Vec<String>> {
+    let mut scored: std::collections::HashMap<String, Vec<(f64, String)>> = Default::default();
+    for line in run.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields.len(), 6, "not a TREC run line: {line:?}");
+        assert_eq!(fields[1], "Q0");
+        let score: f64 = fields[4].parse().unwrap();
+        scored
+            .entry(fields[0].to_string())
+            .or_default()
+            .push((score, fields[2].to_string()));
+    }
+    scored
+        .into_iter()
+        .map(|(query, mut docs)| {
+            docs.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+            let ids = docs.into_iter().take(10).map(|(_, id)| id).collect();
+            (query, ids)
+        })
+        .collect()
+}
+
+#[test]
+fn run_file_reproduces_the_reported_metrics() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    let run_path = work.path().join("hybrid.run");
+    let per_query_path = work.path().join("per-query.jsonl");
+    let report = run_json(
+        &data,
+        &[
+            "eval",
+            sample_faq_dir().to_str().unwrap(),
+            "--run-out",
+            run_path.to_str().unwrap(),
+            "--per-query",
+            per_query_path.to_str().unwrap(),
+        ],
+    );
+    let rankings = trec_ranking(&std::fs::read_to_string(&run_path).unwrap());
+    let gold: Vec<(String, Option<String>)> =
+        std::fs::read_to_string(sample_faq_dir().join("qa.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let qa: serde_json::Value = serde_json::from_str(line).unwrap();
+                let gold = qa["gold_doc_id"].as_str().map(str::to_string);
+                (qa["id"].as_str().unwrap().to_string(), gold)
+            })
+            .collect();
+    // One relevant document of grade 1: nDCG@10 = 1 / log2(rank + 1), RR@10 = 1 / rank.
+    let (mut ndcg, mut rr, mut recall, mut scored) = (0.0, 0.0, 0.0, 0);
+    let mut expected = std::collections::HashMap::new();
+    for (query, gold) in &gold {
+        let Some(gold) = gold else { continue };
+        scored += 1;
+        let ranked = rankings.get(query).cloned().unwrap_or_default();
+        let (n, r) = match ranked.iter().position(|id| id == gold) {
+            Some(index) => (1.0 / ((index + 2) as f64).log2(), 1.0 / (index + 1) as f64),
+            None => (0.0, 0.0),
+        };
+        ndcg += n;
+        rr += r;
+        recall += f64::from(u8::from(r > 0.0));
+        expected.insert(query.clone(), (n, r));
+    }
+    assert!(scored > 40, "{scored} scored queries");
+    let close = |key: &str, value: f64| {
+        let reported = report[key].as_f64().unwrap();
+        assert!(
+            (reported - value).abs() < 1e-6,
+            "{key}: reported {reported}, run file {value}"
+        );
+    };
+    close("ndcg@10", ndcg / scored as f64);
+    close("mrr@10", rr / scored as f64);
+    close("recall@10", recall / scored as f64);
+
+    let lines = std::fs::read_to_string(&per_query_path).unwrap();
+    assert_eq!(lines.lines().count(), gold.len());
+    for line in lines.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let query = row["query_id"].as_str().unwrap();
+        match expected.get(query) {
+            Some((n, r)) => {
+                assert!((row["ndcg@10"].as_f64().unwrap() - n).abs() < 1e-9, "{row}");
+                assert!((row["mrr@10"].as_f64().unwrap() - r).abs() < 1e-9, "{row}");
+            }
+            None => assert!(row.get("ndcg@10").is_none(), "{row}"),
+        }
+    }
+}

@@ -126,11 +126,15 @@ answer_model = "main"
 }
 
 fn ask(data: &Path, args: &[&str]) -> Value {
+    ask_about(data, QUESTION, args)
+}
+
+fn ask_about(data: &Path, question: &str, args: &[&str]) -> Value {
     let output = command(data)
         .env(KEY_VARIABLE, KEY)
         .arg("--json")
         .arg("ask")
-        .arg(QUESTION)
+        .arg(question)
         .args(args)
         .output()
         .unwrap();
@@ -199,6 +203,25 @@ fn basic_pipeline_cites_sources_checks_citations_and_costs_tokens() {
         "{text}"
     );
     assert!(text.contains("cost $0.003000"), "{text}");
+}
+
+#[test]
+fn basic_refuses_an_unrelated_question_without_calling_the_model() {
+    let llm = MockServer::start(|_| completion("[1] The capital is Lima [2]."));
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    index(&data, &sample_faq_dir().join("documents.jsonl"));
+    append_config(&data, &llm_config(llm.url()));
+    let answer = ask_about(
+        &data,
+        "What is the capital of Peru?",
+        &["--pipeline", "basic"],
+    );
+    assert_eq!(answer["refused"], true, "{answer}");
+    assert_eq!(steps(&answer), vec!["gate"], "{answer}");
+    let gate = answer["trace"]["steps"][0]["output"].as_str().unwrap();
+    assert!(gate.contains("without calling the answer model"), "{gate}");
+    assert!(llm.requests().is_empty(), "the model was called");
 }
 
 #[test]

@@ -326,6 +326,18 @@ mod grading_tests {
         kind: PipelineKind,
         irrelevant: Option<&'static str>,
     ) -> (Answer, MockServer, MockServer, MockServer) {
+        let params = PipelineParams {
+            queries: 2,
+            ..PipelineParams::default()
+        };
+        ask_with(kind, irrelevant, params)
+    }
+
+    fn ask_with(
+        kind: PipelineKind,
+        irrelevant: Option<&'static str>,
+        params: PipelineParams,
+    ) -> (Answer, MockServer, MockServer, MockServer) {
         let (grade_server, answer_server, web_server) = (grader(irrelevant), answerer(), tavily());
         let cheap = model(&grade_server, "cheap");
         let strong = model(&answer_server, "strong");
@@ -343,10 +355,7 @@ mod grading_tests {
             web: Some(&web as &dyn WebSearch),
             reranker: None,
             prices: &prices,
-            params: PipelineParams {
-                queries: 2,
-                ..PipelineParams::default()
-            },
+            params,
         };
         let answer = pipelines.run(QUESTION, kind).unwrap();
         (answer, grade_server, answer_server, web_server)
@@ -354,6 +363,25 @@ mod grading_tests {
 
     fn steps(answer: &Answer) -> Vec<&str> {
         answer.trace.steps.iter().map(|s| s.step.as_str()).collect()
+    }
+
+    #[test]
+    fn crag_below_the_gate_searches_the_web_instead_of_refusing() {
+        let params = PipelineParams {
+            queries: 2,
+            threshold: 0.95,
+            refuse_irrelevant: true,
+            ..PipelineParams::default()
+        };
+        let (answer, _, _, web_server) = ask_with(PipelineKind::Crag, Some("VPN"), params);
+        assert_eq!(steps(&answer)[0], "gate");
+        assert!(
+            answer.trace.steps[0].output.contains("search the web"),
+            "{:?}",
+            answer.trace.steps[0]
+        );
+        assert_eq!(web_server.requests().len(), 1);
+        assert!(!answer.refused);
     }
 
     #[test]
