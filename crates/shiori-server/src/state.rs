@@ -1,6 +1,5 @@
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::pipeline::Pipelines;
 use crate::progress::ReindexProgress;
 use arc_swap::ArcSwap;
 use serde::Serialize;
@@ -65,9 +64,10 @@ pub struct AppState {
     writer: Arc<tokio::sync::Mutex<()>>,
     pub progress: Arc<ReindexProgress>,
     pub last_reindex: Mutex<Option<LastReindex>>,
-    pub pipelines: Pipelines,
     pub metrics: Metrics,
     pub query_slots: Arc<Semaphore>,
+    /// Turns true when the server is told to stop: running answers are cancelled.
+    pub shutdown: tokio::sync::watch::Sender<bool>,
     pub options: ServerOptions,
     pub uploads_dir: PathBuf,
 }
@@ -88,9 +88,9 @@ impl AppState {
             writer: Arc::new(tokio::sync::Mutex::new(())),
             progress: Arc::new(ReindexProgress::default()),
             last_reindex: Mutex::new(None),
-            pipelines: Pipelines::default(),
             metrics: Metrics::default(),
             query_slots: Arc::new(Semaphore::new(options.query_concurrency.max(1))),
+            shutdown: tokio::sync::watch::Sender::new(false),
             options,
             uploads_dir,
         })
