@@ -139,20 +139,11 @@ fn comparable(answer: &Value) -> Value {
 
 /// Asks every sample question through `shiori --json ask` and `POST /api/query` of a server over
 /// the same data directory; both must give the same answer.
-fn assert_cli_and_http_agree(command: impl Fn() -> Command) -> Vec<Value> {
-    let (_serving, addr, _) = start(command());
+fn assert_cli_and_http_agree(data: &Path) -> Vec<Value> {
+    let (_serving, addr, _) = start(command(data));
     let mut answers = Vec::new();
     for (question, answerable) in SAMPLE_QUESTIONS {
-        let output = command()
-            .args(["--json", "ask", question])
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let cli: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let cli = run_json(data, &["ask", question]);
         let body = json!({ "question": question }).to_string();
         let (status, http_body) = http(
             &addr,
@@ -182,7 +173,7 @@ fn sample_data_dir(work: &Path, config: &str) -> std::path::PathBuf {
 fn the_cli_and_the_api_give_the_same_answers_without_a_chat_model() {
     let work = tempfile::tempdir().unwrap();
     let data = sample_data_dir(work.path(), "");
-    let answers = assert_cli_and_http_agree(|| command(&data));
+    let answers = assert_cli_and_http_agree(&data);
     let answered = &answers[0];
     assert_eq!(answered["citations"][0]["number"], 1, "{answered}");
     assert_eq!(
@@ -217,11 +208,7 @@ fn the_cli_and_the_api_give_the_same_answers_through_a_chat_model() {
     );
     let work = tempfile::tempdir().unwrap();
     let data = sample_data_dir(work.path(), &config);
-    let answers = assert_cli_and_http_agree(|| {
-        let mut command = command(&data);
-        command.env("OPENAI_API_KEY", "sk-test");
-        command
-    });
+    let answers = assert_cli_and_http_agree(&data);
     assert_eq!(answers[0]["trace"]["pipeline"], "basic", "{}", answers[0]);
     assert_eq!(answers[0]["answer"], "It is in the first source [1].");
     assert_eq!(answers[0]["degraded"], Value::Null);
