@@ -125,15 +125,23 @@ pub enum ChatError {
     /// The prompt does not fit the model's context window.
     #[error("the prompt is too long for {provider}: {message}")]
     ContextTooLong { provider: String, message: String },
+    /// The token sink broke off the generation; the upstream request was dropped.
+    #[error("{provider}: the generation was cancelled")]
+    Cancelled { provider: String },
 }
 
-/// Receives generated text as it streams in.
-pub type TokenSink<'a> = &'a mut dyn FnMut(&str);
+/// Receives generated text as it streams in; `Break` stops the generation (and drops the
+/// upstream request).
+pub type TokenSink<'a> = &'a mut dyn FnMut(&str) -> std::ops::ControlFlow<()>;
 
 /// A chat-completion model: an HTTP provider or a local model.
 pub trait ChatModel: Send + Sync {
     /// The provider and model, e.g. `openai:gpt-4o-mini` or `local:smollm2-135m`.
     fn model_id(&self) -> &str;
+    /// Tokens the model's context window holds (prompt and completion), when known.
+    fn context_tokens(&self) -> Option<usize> {
+        None
+    }
     /// Runs one completion; with `on_token`, streams the text as it is generated.
     fn chat(
         &self,

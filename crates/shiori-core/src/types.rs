@@ -125,6 +125,9 @@ pub struct Timings {
     pub embed_ms: f64,
     pub retrieve_ms: f64,
     pub answer_ms: f64,
+    /// From the start of the run to the first piece of the answer (generated or extracted).
+    #[serde(default)]
+    pub first_token_ms: Option<f64>,
     pub total_ms: f64,
 }
 
@@ -143,6 +146,10 @@ pub struct Answer {
     pub usage: Usage,
     #[serde(default)]
     pub cost_usd: f64,
+    /// Why the answer came from a fallback rather than the pipeline asked for (a model that is
+    /// down, a prompt too long for it); `None` when nothing degraded.
+    #[serde(default)]
+    pub degraded: Option<String>,
     pub timings_ms: Timings,
 }
 

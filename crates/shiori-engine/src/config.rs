@@ -2,6 +2,7 @@ use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use shiori_core::{ChunkerConfig, RetrievalConfig};
 use shiori_models::Precision;
+use shiori_rag::PipelineKind;
 use shiori_store_postgres::{HnswParams, PostgresOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -138,6 +139,10 @@ pub struct ModelConfig {
     pub output_per_million: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<f64>,
+    /// The model's context window in tokens (e.g. a llama.cpp server's `n_ctx`): answers are
+    /// then asked for no more tokens than the prompt leaves. Local models know their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<usize>,
 }
 
 /// `[llm.retry]`: how transient provider failures are retried.
@@ -171,8 +176,8 @@ pub struct LlmConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PipelineConfig {
-    /// The pipeline `ask` runs without `--pipeline`.
-    pub default: String,
+    /// The pipeline `ask` runs without `--pipeline` (a bad name fails loading the config).
+    pub default: PipelineKind,
     /// Names in `[llm.models]`; grading and query writing use the answer model when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer_model: Option<String>,
@@ -188,7 +193,7 @@ pub struct PipelineConfig {
     pub rerank_model: Option<String>,
     /// What runs when a pipeline fails: the chosen pipeline continues down this list from its
     /// own position, or through the whole list when it is not on it.
-    pub fallback: Vec<String>,
+    pub fallback: Vec<PipelineKind>,
     pub queries: usize,
     pub max_context: usize,
     pub web_results: usize,
@@ -202,15 +207,17 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
-            default: "basic".to_string(),
+            default: PipelineKind::Basic,
             answer_model: None,
             grade_model: None,
             query_model: None,
             judge_model: None,
             rerank_model: None,
-            fallback: ["fusion-crag", "basic", "extractive"]
-                .map(String::from)
-                .to_vec(),
+            fallback: vec![
+                PipelineKind::FusionCrag,
+                PipelineKind::Basic,
+                PipelineKind::Extractive,
+            ],
             queries: 4,
             max_context: 5,
             web_results: 3,

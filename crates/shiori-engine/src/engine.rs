@@ -1,12 +1,14 @@
 use crate::generation::build_api_embedder;
 use crate::store::open_store;
-use crate::{Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig};
+use crate::{
+    check_query, Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig,
+};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Answer, Chunk, Embedder, Filters, Reranker, RetrievalConfig};
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder, Precision,
 };
-use shiori_rag::{rerank, PipelineParams, Pipelines, RagError, Retrieval};
+use shiori_rag::{rerank, Listener, PipelineKind, PipelineParams, Pipelines, RagError, Retrieval};
 use shiori_retrieve::{merge_two_stage, Retrieved, Retriever};
 use shiori_store::{reembed, DocumentStore, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
@@ -15,10 +17,10 @@ use std::sync::{Arc, OnceLock};
 /// Chunks re-embedded per cache round-trip.
 const REEMBED_BATCH: usize = 256;
 
-/// How `ask` answers: a pipeline by name (the configured default otherwise), reranked or not.
+/// How `ask` answers: a pipeline (the configured default otherwise), reranked or not.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AskOptions {
-    pub pipeline: Option<String>,
+    pub pipeline: Option<PipelineKind>,
     pub rerank: bool,
 }
 
@@ -219,11 +221,22 @@ impl Engine {
         filters: &Filters,
         options: &AskOptions,
     ) -> Result<Answer, EngineError> {
-        if question.trim().is_empty() {
-            return Err(EngineError::Invalid("the question is empty".to_string()));
-        }
+        self.answer(question, retrieval, filters, options, &Listener::default())
+    }
+
+    /// The one answer path of every surface: checks the query ([`check_query`]), then runs the
+    /// chosen pipeline and its fallbacks, reporting steps and tokens to `listener`.
+    pub fn answer(
+        &self,
+        question: &str,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+        options: &AskOptions,
+        listener: &Listener<'_>,
+    ) -> Result<Answer, EngineError> {
+        check_query(question, retrieval)?;
         let generation = self.generation()?;
-        let chain = generation.chain(options.pipeline.as_deref())?;
+        let chain = generation.chain(options.pipeline);
         let corpus = |query: &str, k: usize| -> Result<Retrieval, RagError> {
             let retrieval = RetrievalConfig {
                 top_k: k,
@@ -231,7 +244,7 @@ impl Engine {
             };
             let retrieved = self
                 .search(query, &retrieval, filters)
-                .map_err(|e| RagError::Retrieval(e.to_string()))?;
+                .map_err(|e| RagError::Retrieval(Box::new(e)))?;
             Ok(Retrieval {
                 hits: retrieved.hits,
                 best_dense: retrieved.best_dense,
@@ -259,7 +272,7 @@ impl Engine {
                 refuse_irrelevant: pipeline.refuse_irrelevant,
             },
         };
-        Ok(pipelines.answer(question, &chain)?)
+        Ok(pipelines.answer_with(question, &chain, listener)?)
     }
 
     /// Recomputes every stored chunk's vector with the configured embedder (through the

@@ -7,7 +7,10 @@ use crate::config::{
     WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
 use crate::EngineError;
-use shiori_core::{ChatModel, Embedder, Price, PriceTable, WebSearch};
+use shiori_core::{
+    ChatError, ChatModel, ChatRequest, ChatResponse, Embedder, Price, PriceTable, TokenSink,
+    WebSearch,
+};
 use shiori_llm::{
     AnthropicChat, ApiEmbedder, EmbeddingProtocol, Endpoint, GeminiChat, LlmReranker, OpenAiChat,
     RetryPolicy, WebSearchClient, WebSearchProvider,
@@ -27,7 +30,7 @@ pub struct Generation {
 
 impl Generation {
     /// Builds every `[llm.models]` entry and the `[web_search]` client; checks that the
-    /// `[pipeline]` names point at configured models and pipelines.
+    /// `[pipeline]` model names point at configured models.
     pub fn from_config(config: &Config) -> Result<Generation, EngineError> {
         let mut models = BTreeMap::new();
         let mut prices = PriceTable::default();
@@ -63,14 +66,12 @@ impl Generation {
             .as_ref()
             .map(|web| build_web_search(web, &config.llm.retry))
             .transpose()?;
-        let generation = Generation {
+        Ok(Generation {
             models,
             web,
             prices,
             pipeline,
-        };
-        generation.chain(None)?;
-        Ok(generation)
+        })
     }
 
     /// The model of each pipeline step; without an `answer_model`, a single configured model
@@ -135,22 +136,16 @@ impl Generation {
 
     /// The pipelines to try, in order: the chosen one (or `[pipeline] default`), then the
     /// fallback list from the chosen pipeline's position, or all of it when it is not on it.
-    pub fn chain(&self, chosen: Option<&str>) -> Result<Vec<PipelineKind>, EngineError> {
-        let chosen: PipelineKind = chosen.unwrap_or(&self.pipeline.default).parse()?;
-        let fallback = self
-            .pipeline
-            .fallback
-            .iter()
-            .map(|name| name.parse::<PipelineKind>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| config_error(format!("[pipeline] fallback: {e}")))?;
+    pub fn chain(&self, chosen: Option<PipelineKind>) -> Vec<PipelineKind> {
+        let chosen = chosen.unwrap_or(self.pipeline.default);
+        let fallback = &self.pipeline.fallback;
         let rest = match fallback.iter().position(|kind| *kind == chosen) {
             Some(position) => &fallback[position + 1..],
             None => &fallback[..],
         };
         let mut chain = vec![chosen];
         chain.extend(rest.iter().filter(|kind| **kind != chosen));
-        Ok(chain)
+        chain
     }
 }
 
@@ -214,7 +209,7 @@ pub fn build_chat_model(
         })?;
         endpoint = endpoint.with_timeout(timeout);
     }
-    Ok(match config.provider {
+    let model: Box<dyn ChatModel> = match config.provider {
         ProviderKind::Openai => Box::new(OpenAiChat::new(endpoint, &config.model)?),
         ProviderKind::Azure => {
             let version = config.api_version.as_deref().ok_or_else(|| {
@@ -225,7 +220,38 @@ pub fn build_chat_model(
         ProviderKind::Anthropic => Box::new(AnthropicChat::new(endpoint, &config.model)?),
         ProviderKind::Gemini => Box::new(GeminiChat::new(endpoint, &config.model)?),
         ProviderKind::Local => unreachable!("local models return above"),
+    };
+    Ok(match config.context_tokens {
+        Some(context_tokens) => Box::new(DeclaredContext {
+            model,
+            context_tokens,
+        }),
+        None => model,
     })
+}
+
+/// A model whose context window `[llm.models.NAME] context_tokens` declares.
+struct DeclaredContext {
+    model: Box<dyn ChatModel>,
+    context_tokens: usize,
+}
+
+impl ChatModel for DeclaredContext {
+    fn model_id(&self) -> &str {
+        self.model.model_id()
+    }
+
+    fn context_tokens(&self) -> Option<usize> {
+        Some(self.context_tokens)
+    }
+
+    fn chat(
+        &self,
+        request: &ChatRequest,
+        on_token: Option<TokenSink<'_>>,
+    ) -> Result<ChatResponse, ChatError> {
+        self.model.chat(request, on_token)
+    }
 }
 
 /// Builds the `[embedder]` of an API kind (`openai` or `gemini`).
@@ -348,11 +374,11 @@ grade_model = "fast"
         );
         let names = |chain: Vec<PipelineKind>| chain.iter().map(|k| k.name()).collect::<Vec<_>>();
         assert_eq!(
-            names(generation.chain(None).unwrap()),
+            names(generation.chain(None)),
             ["crag", "fusion-crag", "basic", "extractive"]
         );
         assert_eq!(
-            names(generation.chain(Some("basic")).unwrap()),
+            names(generation.chain(Some(PipelineKind::Basic))),
             ["basic", "extractive"]
         );
 
@@ -363,9 +389,12 @@ grade_model = "fast"
             error.contains("grade_model") && error.contains("tiny"),
             "{error}"
         );
-        let mut broken = config;
-        broken.pipeline.fallback = vec!["basic".into(), "rag-fusion".into()];
-        let error = Generation::from_config(&broken).err().unwrap().to_string();
-        assert!(error.contains("rag-fusion"), "{error}");
+        let error = toml::from_str::<Config>("[pipeline]\nfallback = [\"basic\", \"rag-fusion\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("rag-fusion") && error.contains("fusion-crag"),
+            "{error}"
+        );
     }
 }

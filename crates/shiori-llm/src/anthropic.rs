@@ -1,7 +1,7 @@
 //! Anthropic Messages API (`/v1/messages`): system prompt apart, tool use as content blocks,
 //! streaming over server-sent events.
 
-use crate::http::{malformed, read_sse, Endpoint, Http, HttpError};
+use crate::http::{forward, malformed, read_sse, Endpoint, Http, HttpError};
 use serde_json::{json, Value};
 use shiori_core::{
     ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, Role, TokenSink, ToolCall, Usage,
@@ -152,7 +152,7 @@ impl AnthropicChat {
                 Some("content_block_delta") => {
                     let delta = &event["delta"];
                     if let Some(text) = delta["text"].as_str() {
-                        sink(text);
+                        forward(PROVIDER, sink, text)?;
                         reply.content.push_str(text);
                     }
                     if let Some(partial) = delta["partial_json"].as_str() {
@@ -351,7 +351,10 @@ mod tests {
         let server = MockServer::start(sequence(vec![Reply::sse(&events)]));
         let model = AnthropicChat::new(endpoint(server.url()), "claude-test").unwrap();
         let mut streamed = String::new();
-        let mut sink = |token: &str| streamed.push_str(token);
+        let mut sink = |token: &str| {
+            streamed.push_str(token);
+            std::ops::ControlFlow::Continue(())
+        };
         let reply = model.chat(&request(), Some(&mut sink)).unwrap();
         assert_eq!(streamed, "100 GB");
         assert_eq!(reply.content, "100 GB");

@@ -1,6 +1,6 @@
 //! Google Gemini `generateContent` (and `streamGenerateContent?alt=sse` for streaming).
 
-use crate::http::{malformed, read_sse, Endpoint, Http, HttpError};
+use crate::http::{forward, malformed, read_sse, Endpoint, Http, HttpError};
 use serde_json::{json, Value};
 use shiori_core::{
     ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, Role, TokenSink, ToolCall, Usage,
@@ -88,7 +88,12 @@ impl GeminiChat {
     }
 
     /// Adds one (possibly partial) `GenerateContentResponse` to `response`.
-    fn absorb(&self, reply: &Value, response: &mut ChatResponse, sink: &mut Option<TokenSink<'_>>) {
+    fn absorb(
+        &self,
+        reply: &Value,
+        response: &mut ChatResponse,
+        sink: &mut Option<TokenSink<'_>>,
+    ) -> Result<(), HttpError> {
         if let Some(version) = reply["modelVersion"].as_str() {
             response.model = version.to_string();
         }
@@ -106,7 +111,7 @@ impl GeminiChat {
         for part in parts.into_iter().flatten() {
             if let Some(text) = part["text"].as_str() {
                 if let Some(sink) = sink.as_mut() {
-                    sink(text);
+                    forward(PROVIDER, *sink, text)?;
                 }
                 response.content.push_str(text);
             }
@@ -120,6 +125,7 @@ impl GeminiChat {
                 });
             }
         }
+        Ok(())
     }
 
     fn run(
@@ -137,15 +143,14 @@ impl GeminiChat {
                 .http
                 .send(self.post("streamGenerateContent", true, body))?;
             read_sse(PROVIDER, stream, |event| {
-                self.absorb(&event, &mut response, &mut sink);
-                Ok(())
+                self.absorb(&event, &mut response, &mut sink)
             })?;
         } else {
             let reply = self.http.json(self.post("generateContent", false, body))?;
             if reply["candidates"].as_array().is_none_or(Vec::is_empty) {
                 return Err(malformed(PROVIDER, "candidates", &reply));
             }
-            self.absorb(&reply, &mut response, &mut None);
+            self.absorb(&reply, &mut response, &mut None)?;
         }
         Ok(response)
     }
@@ -300,7 +305,10 @@ mod tests {
         let server = MockServer::start(sequence(vec![Reply::sse(&events)]));
         let model = GeminiChat::new(endpoint(server.url()), "gemini-test").unwrap();
         let mut tokens = Vec::new();
-        let mut sink = |token: &str| tokens.push(token.to_string());
+        let mut sink = |token: &str| {
+            tokens.push(token.to_string());
+            std::ops::ControlFlow::Continue(())
+        };
         let reply = model.chat(&request(), Some(&mut sink)).unwrap();
         assert_eq!(tokens, vec!["Two plus ", "two is four."]);
         assert_eq!(reply.content, "Two plus two is four.");

@@ -52,9 +52,13 @@ impl Endpoint {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum FailureKind {
-    Transient { retry_after: Option<Duration> },
+    Transient {
+        retry_after: Option<Duration>,
+    },
     Permanent,
     ContextTooLong,
+    /// The caller's token sink broke off a stream.
+    Cancelled,
 }
 
 /// A failed HTTP exchange, sorted by what retrying can do.
@@ -73,6 +77,27 @@ impl HttpError {
             kind: FailureKind::Permanent,
             message: message.into(),
         }
+    }
+
+    pub fn cancelled(provider: &'static str) -> HttpError {
+        HttpError {
+            provider,
+            kind: FailureKind::Cancelled,
+            message: "cancelled by the caller".to_string(),
+        }
+    }
+}
+
+/// Passes `text` to `sink`; an error once the sink breaks off, which ends the stream and drops
+/// the connection.
+pub(crate) fn forward(
+    provider: &'static str,
+    sink: &mut dyn FnMut(&str) -> std::ops::ControlFlow<()>,
+    text: &str,
+) -> Result<(), HttpError> {
+    match sink(text) {
+        std::ops::ControlFlow::Continue(()) => Ok(()),
+        std::ops::ControlFlow::Break(()) => Err(HttpError::cancelled(provider)),
     }
 }
 
@@ -97,6 +122,7 @@ impl From<HttpError> for ChatError {
             },
             FailureKind::Permanent => ChatError::Permanent { provider, message },
             FailureKind::ContextTooLong => ChatError::ContextTooLong { provider, message },
+            FailureKind::Cancelled => ChatError::Cancelled { provider },
         }
     }
 }

@@ -1,7 +1,7 @@
 //! OpenAI-compatible chat completions: OpenAI, Azure OpenAI, Ollama, vLLM, llama.cpp server,
 //! LM Studio. JSON mode, tool calls, and streaming over server-sent events.
 
-use crate::http::{malformed, read_sse, Endpoint, Http, HttpError};
+use crate::http::{forward, malformed, read_sse, Endpoint, Http, HttpError};
 use serde_json::{json, Value};
 use shiori_core::{
     ChatError, ChatModel, ChatRequest, ChatResponse, Role, TokenSink, ToolCall, Usage,
@@ -125,7 +125,7 @@ impl OpenAiChat {
             }
             let delta = &event["choices"][0]["delta"];
             if let Some(text) = delta["content"].as_str() {
-                sink(text);
+                forward(PROVIDER, sink, text)?;
                 reply.content.push_str(text);
             }
             for fragment in delta["tool_calls"].as_array().into_iter().flatten() {
@@ -349,7 +349,10 @@ mod tests {
         let server = MockServer::start(sequence(vec![Reply::sse(&events)]));
         let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
         let mut streamed = Vec::new();
-        let mut sink = |token: &str| streamed.push(token.to_string());
+        let mut sink = |token: &str| {
+            streamed.push(token.to_string());
+            std::ops::ControlFlow::Continue(())
+        };
         let reply = model.chat(&question(), Some(&mut sink)).unwrap();
         assert_eq!(streamed, vec!["", "Hel", "lo [1]"]);
         assert_eq!(reply.content, "Hello [1]");

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One request the server received.
 #[derive(Debug, Clone)]
@@ -44,6 +44,9 @@ pub struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// Sent after `body`, one piece per `pace` (see [`Reply::paced_sse`]).
+    pub pieces: Vec<String>,
+    pub pace: Duration,
 }
 
 impl Reply {
@@ -56,6 +59,22 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: body.into(),
+            pieces: Vec::new(),
+            pace: Duration::ZERO,
+        }
+    }
+
+    /// A server-sent-event stream that sends one event every `pace`, as a model generating
+    /// tokens does; [`MockServer::streams`] tells when each went out and whether the client
+    /// hung up before the last.
+    pub fn paced_sse<S: AsRef<str>>(events: &[S], pace: Duration) -> Reply {
+        Reply {
+            pieces: events
+                .iter()
+                .map(|event| format!("data: {}\n\n", event.as_ref()))
+                .collect(),
+            pace,
+            ..Reply::status(200, "").header("content-type", "text/event-stream")
         }
     }
 
@@ -76,9 +95,21 @@ impl Reply {
 
 type Handler = dyn Fn(&Recorded) -> Reply + Send + Sync;
 
+/// How one paced reply went out.
+#[derive(Debug, Clone, Default)]
+pub struct Streamed {
+    /// When each piece was handed to the connection.
+    pub sent: Vec<Instant>,
+    /// Pieces the reply had.
+    pub planned: usize,
+    /// When the server found the client gone, before the last piece.
+    pub hung_up: Option<Instant>,
+}
+
 struct Shared {
     handler: Box<Handler>,
     requests: Mutex<Vec<Recorded>>,
+    streams: Mutex<Vec<Streamed>>,
 }
 
 /// A running server; dropping it shuts it down.
@@ -95,6 +126,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             handler: Box::new(handler),
             requests: Mutex::new(Vec::new()),
+            streams: Mutex::new(Vec::new()),
         });
         let (shutdown, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
         let (ready, ready_rx) = std::sync::mpsc::channel();
@@ -140,6 +172,15 @@ impl MockServer {
             .requests
             .lock()
             .map(|requests| requests.clone())
+            .unwrap_or_default()
+    }
+
+    /// Every paced reply so far, in the order they started.
+    pub fn streams(&self) -> Vec<Streamed> {
+        self.shared
+            .streams
+            .lock()
+            .map(|streams| streams.clone())
             .unwrap_or_default()
     }
 
@@ -204,7 +245,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let reply = tokio::task::spawn_blocking(move || (handler_state.handler)(&recorded))
         .await
         .unwrap_or_else(|_| Reply::status(500, "the mock handler panicked"));
-    let mut response = Response::new(Body::from(reply.body));
+    let body = if reply.pieces.is_empty() {
+        Body::from(reply.body)
+    } else {
+        paced_body(&shared, reply.body, reply.pieces, reply.pace)
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
     for (name, value) in reply.headers {
         if let (Ok(name), Ok(value)) = (
@@ -215,4 +261,49 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         }
     }
     response
+}
+
+/// A body that sends `first`, then each of `pieces` after `pace`, recording in `shared.streams`
+/// when each went out and when the client turned out to be gone.
+fn paced_body(shared: &Arc<Shared>, first: String, pieces: Vec<String>, pace: Duration) -> Body {
+    let index = match shared.streams.lock() {
+        Ok(mut streams) => {
+            streams.push(Streamed {
+                planned: pieces.len(),
+                ..Streamed::default()
+            });
+            streams.len() - 1
+        }
+        Err(_) => usize::MAX,
+    };
+    let record = {
+        let shared = Arc::clone(shared);
+        move |update: &dyn Fn(&mut Streamed)| {
+            if let Some(stream) = shared
+                .streams
+                .lock()
+                .ok()
+                .as_mut()
+                .and_then(|streams| streams.get_mut(index))
+            {
+                update(stream);
+            }
+        }
+    };
+    // A one-slot channel: a send fails soon after the connection drops the body.
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(1);
+    tokio::spawn(async move {
+        if sender.send(Ok(first)).await.is_err() {
+            return;
+        }
+        for piece in pieces {
+            tokio::time::sleep(pace).await;
+            if sender.send(Ok(piece)).await.is_err() {
+                record(&|stream| stream.hung_up = Some(Instant::now()));
+                return;
+            }
+            record(&|stream| stream.sent.push(Instant::now()));
+        }
+    });
+    Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver))
 }

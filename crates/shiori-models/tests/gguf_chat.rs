@@ -1,6 +1,7 @@
 //! The local GGUF chat model on the real SmolLM2-135M-Instruct (and Qwen2.5-Coder-0.5B when
 //! asked for), as `shiori models fetch` installs them under `SHIORI_HOME`.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -90,7 +91,10 @@ fn answers_from_the_context_and_streams_the_same_text() {
     let response = model
         .chat(
             &request,
-            Some(&mut |piece: &str| pieces.push(piece.to_string())),
+            Some(&mut |piece: &str| {
+                pieces.push(piece.to_string());
+                ControlFlow::Continue(())
+            }),
         )
         .unwrap();
     assert!(response.content.contains("Plimp"), "{:?}", response.content);
@@ -202,7 +206,13 @@ fn json_mode_replies_with_one_object_and_stops_there() {
     };
     let mut streamed = String::new();
     let response = smollm2()
-        .chat(&request, Some(&mut |piece: &str| streamed.push_str(piece)))
+        .chat(
+            &request,
+            Some(&mut |piece: &str| {
+                streamed.push_str(piece);
+                ControlFlow::Continue(())
+            }),
+        )
         .unwrap();
     let object: serde_json::Value = serde_json::from_str(&response.content)
         .unwrap_or_else(|e| panic!("{e}: {:?}", response.content));
@@ -268,7 +278,13 @@ fn qwen_answers_a_japanese_question_from_the_context() {
     };
     let mut streamed = String::new();
     let response = model
-        .chat(&request, Some(&mut |piece: &str| streamed.push_str(piece)))
+        .chat(
+            &request,
+            Some(&mut |piece: &str| {
+                streamed.push_str(piece);
+                ControlFlow::Continue(())
+            }),
+        )
         .unwrap();
     assert!(
         response.content.contains("プリンプ"),

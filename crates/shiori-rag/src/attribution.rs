@@ -84,17 +84,7 @@ fn is_cjk(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn source(title: &str, text: &str) -> Source {
-        Source {
-            doc_id: title.to_string(),
-            chunk_id: format!("{title}#0"),
-            title: title.to_string(),
-            source: format!("{title}.md"),
-            score: 1.0,
-            text: text.to_string(),
-        }
-    }
+    use crate::test_support::source;
 
     #[test]
     fn credits_each_sentence_to_the_source_it_draws_on() {

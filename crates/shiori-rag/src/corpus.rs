@@ -29,12 +29,14 @@ where
 
 #[derive(Debug, Error)]
 pub enum RagError {
-    #[error("retrieval failed: {0}")]
-    Retrieval(String),
+    #[error("retrieval failed")]
+    Retrieval(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Chat(#[from] ChatError),
     #[error("reranking failed: {0}")]
     Rerank(String),
     #[error("unknown pipeline {0:?}; expected one of: {names}", names = crate::PipelineKind::names())]
     UnknownPipeline(String),
+    #[error("the answer was cancelled")]
+    Cancelled,
 }

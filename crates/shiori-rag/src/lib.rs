@@ -6,8 +6,10 @@
 //! reach the index only through the [`Corpus`] trait, so this crate knows nothing of the store.
 
 mod attribution;
+mod budget;
 mod citations;
 mod corpus;
+mod events;
 mod extractive;
 mod fuse;
 mod gate;
@@ -19,5 +21,6 @@ mod test_support;
 
 pub use citations::{check_citations, CheckedCitations};
 pub use corpus::{Corpus, RagError, Retrieval};
+pub use events::{AnswerEvent, Listener};
 pub use extractive::{extractive_answer, Relevance, REFUSAL_TEXT};
 pub use pipeline::{rerank, Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

@@ -2,24 +2,32 @@
 //! trace, and the fallback chain.
 
 use crate::attribution::attribute;
+use crate::budget::fit_to_context;
 use crate::citations::{check_citations, CheckedCitations};
 use crate::corpus::{Corpus, RagError, Retrieval};
+use crate::events::{AnswerEvent, Listener};
 use crate::extractive::{extractive_answer, Relevance};
 use crate::gate::{gate, is_refusal};
 use crate::prompts;
 use crate::{fuse, pipelines};
+use serde::{Deserialize, Serialize};
 use shiori_core::{
-    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Hit, PriceTable, Reranker, Source,
-    Timings, Trace, TraceStep, WebSearch,
+    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Citation, Hit, PriceTable, Reranker,
+    RetrievalConfig, Source, Timings, Trace, TraceStep, WebSearch,
 };
 use std::str::FromStr;
 use std::time::Instant;
 
+/// The step whose reply is the answer: its tokens are the ones streamed.
+const ANSWER_STEP: &str = "answer";
+
 /// What a generated answer says when the sources lack the answer.
 pub const CANNOT_ANSWER_TEXT: &str = "The sources do not contain the answer to this question.";
 
-/// The answer pipelines, by the names `--pipeline` takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The answer pipelines, by the names `--pipeline`, `[pipeline] default` and a query's
+/// `pipeline` take; a name is parsed once, where it enters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum PipelineKind {
     Extractive,
     Basic,
@@ -64,6 +72,26 @@ impl PipelineKind {
 
     pub fn names() -> String {
         PipelineKind::ALL.map(PipelineKind::name).join(", ")
+    }
+}
+
+impl TryFrom<String> for PipelineKind {
+    type Error = RagError;
+
+    fn try_from(name: String) -> Result<PipelineKind, RagError> {
+        name.parse()
+    }
+}
+
+impl From<PipelineKind> for String {
+    fn from(kind: PipelineKind) -> String {
+        kind.name().to_string()
+    }
+}
+
+impl std::fmt::Display for PipelineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -114,7 +142,7 @@ impl Default for PipelineParams {
     fn default() -> Self {
         PipelineParams {
             top_k: 5,
-            threshold: 0.45,
+            threshold: RetrievalConfig::default().threshold,
             queries: 4,
             max_context: 5,
             web_results: 3,
@@ -140,6 +168,18 @@ impl Pipelines<'_> {
     /// Runs the pipelines of `chain` in turn until one answers; every failure is recorded in the
     /// trace of the answer that follows. An empty chain answers extractively.
     pub fn answer(&self, question: &str, chain: &[PipelineKind]) -> Result<Answer, RagError> {
+        self.answer_with(question, chain, &Listener::default())
+    }
+
+    /// [`Pipelines::answer`], reporting each step as it ends and the answer's tokens as they are
+    /// generated to `listener`, and stopping when it cancels. A fallback after a failure is
+    /// reported in [`Answer::degraded`].
+    pub fn answer_with(
+        &self,
+        question: &str,
+        chain: &[PipelineKind],
+        listener: &Listener<'_>,
+    ) -> Result<Answer, RagError> {
         let started = Instant::now();
         let mut failures: Vec<TraceStep> = Vec::new();
         let mut last_error = None;
@@ -150,8 +190,11 @@ impl Pipelines<'_> {
         };
         for (position, &kind) in chain.iter().enumerate() {
             let attempt = Instant::now();
-            match self.run(question, kind) {
+            match self.run_with(question, kind, listener) {
                 Ok(mut answer) => {
+                    answer.degraded = last_error.map(|error: RagError| {
+                        format!("{} failed ({error}); answered with {}", chain[0], kind)
+                    });
                     failures.append(&mut answer.trace.steps);
                     answer.trace.steps = failures;
                     answer.usage = answer.trace.usage();
@@ -159,15 +202,18 @@ impl Pipelines<'_> {
                     answer.timings_ms.total_ms = started.elapsed().as_secs_f64() * 1000.0;
                     return Ok(answer);
                 }
+                Err(RagError::Cancelled) => return Err(RagError::Cancelled),
                 Err(error) => {
                     let next = chain.get(position + 1).map_or("nothing", |k| k.name());
-                    failures.push(TraceStep {
+                    let step = TraceStep {
                         step: "fallback".to_string(),
                         input: format!("{} failed: {error}", kind.name()),
                         output: format!("falling back to {next}"),
                         ms: attempt.elapsed().as_secs_f64() * 1000.0,
                         ..TraceStep::default()
-                    });
+                    };
+                    listener.emit(AnswerEvent::Step(step.clone()));
+                    failures.push(step);
                     last_error = Some(error);
                 }
             }
@@ -177,7 +223,16 @@ impl Pipelines<'_> {
 
     /// Runs one pipeline; without an answer model every pipeline answers extractively.
     pub fn run(&self, question: &str, kind: PipelineKind) -> Result<Answer, RagError> {
-        let mut run = Run::new(self, kind);
+        self.run_with(question, kind, &Listener::default())
+    }
+
+    fn run_with(
+        &self,
+        question: &str,
+        kind: PipelineKind,
+        listener: &Listener<'_>,
+    ) -> Result<Answer, RagError> {
+        let mut run = Run::new(self, kind, listener);
         if kind != PipelineKind::Extractive && self.models.answer.is_none() {
             run.trace.pipeline = PipelineKind::Extractive.name().to_string();
             run.trace.note(
@@ -210,20 +265,41 @@ impl Pipelines<'_> {
 pub(crate) struct Run<'p, 'a> {
     pub p: &'p Pipelines<'a>,
     pub trace: Trace,
+    listener: &'p Listener<'p>,
+    /// Steps of `trace` already reported to the listener.
+    reported: usize,
     started: Instant,
+    first_token_ms: Option<f64>,
     embed_ms: f64,
     retrieve_ms: f64,
 }
 
 impl<'p, 'a> Run<'p, 'a> {
-    fn new(p: &'p Pipelines<'a>, kind: PipelineKind) -> Run<'p, 'a> {
+    fn new(p: &'p Pipelines<'a>, kind: PipelineKind, listener: &'p Listener<'p>) -> Run<'p, 'a> {
         Run {
             p,
             trace: Trace::new(kind.name()),
+            listener,
+            reported: 0,
             started: Instant::now(),
+            first_token_ms: None,
             embed_ms: 0.0,
             retrieve_ms: 0.0,
         }
+    }
+
+    /// Reports the steps recorded since the last report; fails once the listener cancels, so a
+    /// run stops between steps.
+    pub fn report_steps(&mut self) -> Result<(), RagError> {
+        self.emit_new_steps();
+        self.listener.check()
+    }
+
+    fn emit_new_steps(&mut self) {
+        for step in &self.trace.steps[self.reported..] {
+            self.listener.emit(AnswerEvent::Step(step.clone()));
+        }
+        self.reported = self.trace.steps.len();
     }
 
     pub fn params(&self) -> &PipelineParams {
@@ -256,8 +332,36 @@ impl<'p, 'a> Run<'p, 'a> {
         request: &ChatRequest,
         input: impl Into<String>,
     ) -> Result<ChatResponse, RagError> {
+        self.chat_with(step, model, request, input, false)
+    }
+
+    /// [`Run::chat`]; with `stream`, the reply's tokens go to the listener as they arrive (only
+    /// the answer step streams, and only when someone listens).
+    fn chat_with(
+        &mut self,
+        step: &str,
+        model: &dyn ChatModel,
+        request: &ChatRequest,
+        input: impl Into<String>,
+        stream: bool,
+    ) -> Result<ChatResponse, RagError> {
+        self.report_steps()?;
         let started = Instant::now();
-        let response = model.chat(request, None)?;
+        let listener = self.listener;
+        let run_started = self.started;
+        let mut first_token_ms = None;
+        let mut forward = |token: &str| {
+            first_token_ms.get_or_insert_with(|| run_started.elapsed().as_secs_f64() * 1000.0);
+            listener.token(token)
+        };
+        let request = fit_to_context(model, request);
+        let response = if stream {
+            model.chat(&request, Some(&mut forward))
+        } else {
+            model.chat(&request, None)
+        };
+        self.first_token_ms = self.first_token_ms.or(first_token_ms);
+        let response = listener.cancelled_or(response)?;
         let output = if response.tool_calls.is_empty() {
             summary(&response.content)
         } else {
@@ -277,6 +381,7 @@ impl<'p, 'a> Run<'p, 'a> {
             cost_usd: self.p.prices.cost(model.model_id(), response.usage),
             ms: started.elapsed().as_secs_f64() * 1000.0,
         });
+        self.report_steps()?;
         Ok(response)
     }
 
@@ -287,13 +392,14 @@ impl<'p, 'a> Run<'p, 'a> {
         model: &dyn ChatModel,
         requests: Vec<(ChatRequest, String)>,
     ) -> Result<Vec<ChatResponse>, RagError> {
+        self.report_steps()?;
         let outcomes: Vec<(Result<ChatResponse, ChatError>, f64)> = std::thread::scope(|scope| {
             let handles: Vec<_> = requests
                 .iter()
                 .map(|(request, _)| {
                     scope.spawn(move || {
                         let started = Instant::now();
-                        let response = model.chat(request, None);
+                        let response = model.chat(&fit_to_context(model, request), None);
                         (response, started.elapsed().as_secs_f64() * 1000.0)
                     })
                 })
@@ -327,11 +433,13 @@ impl<'p, 'a> Run<'p, 'a> {
             });
             responses.push(response);
         }
+        self.report_steps()?;
         Ok(responses)
     }
 
     /// Retrieves `k` chunks for `query` (reranked when a reranker is set) and records the step.
     pub fn retrieve(&mut self, query: &str, k: usize) -> Result<Retrieval, RagError> {
+        self.report_steps()?;
         let started = Instant::now();
         let mut retrieval = self.p.corpus.retrieve(query, k)?;
         self.embed_ms += retrieval.embed_ms;
@@ -343,6 +451,7 @@ impl<'p, 'a> Run<'p, 'a> {
             started.elapsed().as_secs_f64() * 1000.0,
         );
         retrieval.hits = self.rerank(query, retrieval.hits)?;
+        self.report_steps()?;
         Ok(retrieval)
     }
 
@@ -352,6 +461,7 @@ impl<'p, 'a> Run<'p, 'a> {
         question: &str,
         queries: &[String],
     ) -> Result<Vec<Hit>, RagError> {
+        self.report_steps()?;
         let started = Instant::now();
         let k = self.params().top_k;
         let corpus = self.p.corpus;
@@ -364,9 +474,7 @@ impl<'p, 'a> Run<'p, 'a> {
                 .into_iter()
                 .map(|handle| {
                     handle.join().unwrap_or_else(|_| {
-                        Err(RagError::Retrieval(
-                            "a retrieval thread panicked".to_string(),
-                        ))
+                        Err(RagError::Retrieval("a retrieval thread panicked".into()))
                     })
                 })
                 .collect()
@@ -414,7 +522,7 @@ impl<'p, 'a> Run<'p, 'a> {
                 .note("answer", summary(question), "no sources: refused", 0.0);
             return Ok(self.finish(CANNOT_ANSWER_TEXT.to_string(), true, sources));
         }
-        let reply = self.generate_text("answer", question, &sources)?;
+        let reply = self.generate_text(ANSWER_STEP, question, &sources)?;
         Ok(self.conclude(&reply, sources))
     }
 
@@ -427,11 +535,12 @@ impl<'p, 'a> Run<'p, 'a> {
     ) -> Result<String, RagError> {
         let model = self.answer_model()?;
         let request = prompts::answer(question, sources, self.params().max_tokens);
-        let reply = self.chat(
+        let reply = self.chat_with(
             step,
             model,
             &request,
             format!("{question} with {} sources", sources.len()),
+            step == ANSWER_STEP && self.listener.on_event.is_some(),
         )?;
         Ok(reply.content)
     }
@@ -485,7 +594,8 @@ impl<'p, 'a> Run<'p, 'a> {
         answer
     }
 
-    /// An extractive answer over `retrieval`, in this run's trace.
+    /// An extractive answer over `retrieval`, in this run's trace: the best chunk, cited as
+    /// `[1]`, and sent to the listener whole (nothing is generated).
     pub fn extractive(&mut self, retrieval: &Retrieval) -> Answer {
         let relevance = Relevance {
             best_dense: retrieval.best_dense,
@@ -506,10 +616,31 @@ impl<'p, 'a> Run<'p, 'a> {
             },
             0.0,
         );
-        self.finish(answer.answer, answer.refused, answer.sources)
+        let cited = answer
+            .sources
+            .first()
+            .filter(|_| !answer.refused)
+            .map(|best| Citation {
+                number: 1,
+                doc_id: best.doc_id.clone(),
+                chunk_id: best.chunk_id.clone(),
+                title: best.title.clone(),
+                source: best.source.clone(),
+            });
+        let text = match &cited {
+            Some(_) => format!("{} [1]", answer.answer),
+            None => answer.answer,
+        };
+        self.emit_new_steps();
+        self.first_token_ms = Some(self.started.elapsed().as_secs_f64() * 1000.0);
+        self.listener.emit(AnswerEvent::Token(text.clone()));
+        let mut answer = self.finish(text, answer.refused, answer.sources);
+        answer.citations = cited.into_iter().collect();
+        answer
     }
 
     pub fn finish(&mut self, text: String, refused: bool, sources: Vec<Source>) -> Answer {
+        self.emit_new_steps();
         let trace = std::mem::take(&mut self.trace);
         let total_ms = self.started.elapsed().as_secs_f64() * 1000.0;
         Answer {
@@ -520,10 +651,12 @@ impl<'p, 'a> Run<'p, 'a> {
             usage: trace.usage(),
             cost_usd: trace.cost_usd(),
             trace,
+            degraded: None,
             timings_ms: Timings {
                 embed_ms: self.embed_ms,
                 retrieve_ms: self.retrieve_ms,
                 answer_ms: (total_ms - self.embed_ms - self.retrieve_ms).max(0.0),
+                first_token_ms: self.first_token_ms,
                 total_ms,
             },
         }
@@ -770,7 +903,10 @@ mod tests {
         pipelines.models.answer = Some(&grader);
         let answer = pipelines.answer(QUESTION, &chain).unwrap();
         assert_eq!(answer.trace.pipeline, "extractive");
-        assert_eq!(answer.answer, "Every workspace includes 100 GB of storage.");
+        assert_eq!(
+            answer.answer,
+            "Every workspace includes 100 GB of storage. [1]"
+        );
         let fallbacks = answer
             .trace
             .steps
@@ -790,7 +926,10 @@ mod tests {
         assert_eq!(answer.trace.pipeline, "extractive");
         assert_eq!(answer.trace.steps[0].step, "degrade");
         assert!(answer.trace.steps[0].output.contains("no chat model"));
-        assert_eq!(answer.answer, "Every workspace includes 100 GB of storage.");
+        assert_eq!(
+            answer.answer,
+            "Every workspace includes 100 GB of storage. [1]"
+        );
         assert_eq!(answer.usage.total(), 0);
     }
 

@@ -3,11 +3,23 @@
 
 use crate::{Corpus, Models, PipelineParams, Pipelines, RagError, Retrieval};
 use serde_json::{json, Value};
-use shiori_core::{ChatModel, Chunk, Hit, PriceTable};
+use shiori_core::{ChatModel, Chunk, Hit, PriceTable, Source};
 use shiori_llm::{Endpoint, OpenAiChat, RetryPolicy};
 use shiori_mock::{MockServer, Recorded, Reply};
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// A source titled `title` (from `title.md`) with `text`.
+pub fn source(title: &str, text: &str) -> Source {
+    Source {
+        doc_id: title.to_string(),
+        chunk_id: format!("{title}#0"),
+        title: title.to_string(),
+        source: format!("{title}.md"),
+        score: 1.0,
+        text: text.to_string(),
+    }
+}
 
 pub fn hit(doc_id: &str, score: f32) -> Hit {
     hit_with_text(doc_id, doc_id, score)

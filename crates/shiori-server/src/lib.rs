@@ -9,16 +9,12 @@ mod api;
 mod error;
 mod json;
 mod metrics;
-mod pipeline;
 mod progress;
 mod state;
 mod uploads;
 
+pub use api::QueryRequest;
 pub use error::ApiError;
-pub use pipeline::{
-    Citation, Pipeline, PipelineEvent, PipelineQuery, Pipelines, QueryRequest, QueryResponse,
-    TraceStep, DEFAULT_PIPELINE,
-};
 pub use state::ServerOptions;
 
 use axum::http::{HeaderValue, Method};
@@ -27,7 +23,11 @@ use shiori_engine::{Engine, EngineError};
 use state::{AppState, SharedState};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use thiserror::Error;
+
+/// Longest the server takes to stop once signalled, requests running or not.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(4);
 use tower_http::cors::CorsLayer;
 
 #[derive(Debug, Error)]
@@ -97,12 +97,27 @@ impl Server {
         }
     }
 
-    /// Serves on `listener` until Ctrl-C or SIGTERM, then lets running requests finish.
+    /// Serves on `listener` until Ctrl-C or SIGTERM; then cancels running answers, lets their
+    /// requests end, and stops after [`SHUTDOWN_GRACE`] at the latest.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ServerError> {
         self.state.listening_on(listener.local_addr()?);
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown_signal())
-            .await?;
+        let stopping = Arc::new(tokio::sync::Notify::new());
+        let graceful = {
+            let (state, stopping) = (Arc::clone(&self.state), Arc::clone(&stopping));
+            async move {
+                shutdown_signal().await;
+                state.shutdown.send_replace(true);
+                stopping.notify_one();
+            }
+        };
+        let serving = axum::serve(listener, self.router()).with_graceful_shutdown(graceful);
+        tokio::select! {
+            served = serving => served?,
+            () = async {
+                stopping.notified().await;
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } => {}
+        }
         Ok(())
     }
 
@@ -119,13 +134,16 @@ impl Server {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        runtime.block_on(async move {
+        let served = runtime.block_on(async move {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|source| ServerError::Bind { addr, source })?;
             on_listening(listener.local_addr()?);
             self.serve(listener).await
-        })
+        });
+        // An answer still computing (a retrieval, say) is not waited for.
+        runtime.shutdown_timeout(Duration::from_millis(500));
+        served
     }
 }
 

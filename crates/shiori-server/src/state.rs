@@ -1,6 +1,5 @@
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::pipeline::Pipelines;
 use crate::progress::ReindexProgress;
 use crate::ServerError;
 use arc_swap::ArcSwap;
@@ -85,12 +84,13 @@ pub struct AppState {
     writer: Arc<tokio::sync::Mutex<()>>,
     pub progress: Arc<ReindexProgress>,
     pub last_reindex: Mutex<Option<LastReindex>>,
-    pub pipelines: Pipelines,
     pub metrics: Metrics,
     pub query_slots: Arc<Semaphore>,
     /// Queries waiting for a slot (see [`crate::admission`]).
     pub queued: AtomicUsize,
     index_pool: rayon::ThreadPool,
+    /// Turns true when the server is told to stop: running answers are cancelled.
+    pub shutdown: tokio::sync::watch::Sender<bool>,
     pub options: ServerOptions,
     pub uploads_dir: PathBuf,
     bound: OnceLock<SocketAddr>,
@@ -116,11 +116,11 @@ impl AppState {
             writer: Arc::new(tokio::sync::Mutex::new(())),
             progress: Arc::new(ReindexProgress::default()),
             last_reindex: Mutex::new(None),
-            pipelines: Pipelines::default(),
             metrics: Metrics::default(),
             query_slots: Arc::new(Semaphore::new(options.query_concurrency.max(1))),
             queued: AtomicUsize::new(0),
             index_pool,
+            shutdown: tokio::sync::watch::Sender::new(false),
             options,
             uploads_dir,
             bound: OnceLock::new(),

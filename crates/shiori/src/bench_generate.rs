@@ -65,6 +65,7 @@ pub fn generate(
             &request,
             Some(&mut |_: &str| {
                 first_piece.get_or_insert_with(|| start.elapsed().as_secs_f64());
+                std::ops::ControlFlow::Continue(())
             }),
         )?;
         let total = start.elapsed().as_secs_f64();

@@ -1,6 +1,6 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use shiori_core::{FusionKind, RetrievalMode};
-use shiori_engine::EmbedderKind;
+use shiori_engine::{EmbedderKind, PipelineKind};
 use shiori_models::Precision;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -76,7 +76,7 @@ pub enum Command {
         /// extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative, agentic or
         /// reflective; defaults to [pipeline] default in shiori.toml.
         #[arg(long)]
-        pipeline: Option<String>,
+        pipeline: Option<PipelineKind>,
         /// Reorder retrieved chunks with the configured LLM reranker.
         #[arg(long)]
         rerank: bool,
@@ -102,7 +102,7 @@ pub enum Command {
         judge: Option<String>,
         /// The pipeline whose answers are judged (default: [pipeline] default).
         #[arg(long)]
-        pipeline: Option<String>,
+        pipeline: Option<PipelineKind>,
         /// Rerank retrieved chunks with the LLM reranker in the judged answers.
         #[arg(long)]
         rerank: bool,

@@ -13,7 +13,10 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
-use shiori_engine::{init_store, migrate_store, AskOptions, Config, Engine, EngineError};
+use shiori_engine::{
+    check_retrieval, init_store, migrate_store, AnswerEvent, AskOptions, Config, Engine,
+    EngineError, Listener,
+};
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
 use shiori_server::{Server, ServerOptions};
@@ -124,6 +127,7 @@ fn run(cli: &Cli) -> Result<()> {
             let engine = open_engine(cli, &home)?;
             let mut config = retrieval_config(&engine.config.retrieval, retrieval, None);
             let filters = scoped_filters(&engine, &mut config, filters, scope)?;
+            check_retrieval(&config)?;
             let retrieved = if *rerank {
                 engine.search_reranked(query, &config, &filters)?
             } else {
@@ -153,11 +157,23 @@ fn run(cli: &Cli) -> Result<()> {
             let mut config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
             let filters = scoped_filters(&engine, &mut config, filters, scope)?;
             let options = AskOptions {
-                pipeline: pipeline.clone(),
+                pipeline: *pipeline,
                 rerank: *rerank,
             };
-            let answer = engine.ask_with(question, &config, &filters, &options)?;
-            output::print(cli.json, &answer, || output::answer(&answer))
+            let streamed = !cli.json && std::io::stdout().is_terminal();
+            let print_tokens = output::print_token;
+            let listener = Listener {
+                on_event: streamed.then_some(&print_tokens as &(dyn Fn(AnswerEvent) + Sync)),
+                cancel: None,
+            };
+            let answer = engine.answer(question, &config, &filters, &options, &listener)?;
+            if let Some(cause) = &answer.degraded {
+                eprintln!("shiori: degraded answer: {cause}");
+            }
+            output::print(cli.json, &answer, || match streamed {
+                true => format!("\n{}", output::answer_details(&answer)),
+                false => output::answer(&answer),
+            })
         }
         Command::Eval {
             dataset,
@@ -172,6 +188,7 @@ fn run(cli: &Cli) -> Result<()> {
         } => {
             let mut engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
+            check_retrieval(&config)?;
             let run = engine.evaluate(dataset, &config, &progress::Bar::default())?;
             if let Some(path) = run_out {
                 let name = format!("shiori-{:?}", config.mode).to_lowercase();
@@ -192,7 +209,7 @@ fn run(cli: &Cli) -> Result<()> {
                 )
             });
             let options = AskOptions {
-                pipeline: pipeline.clone(),
+                pipeline: *pipeline,
                 rerank: *rerank,
             };
             let judged = judge

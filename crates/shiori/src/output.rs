@@ -3,11 +3,12 @@
 use anyhow::Result;
 use serde::Serialize;
 use shiori_core::{Answer, Hit, RetrievalConfig};
-use shiori_engine::IndexReport;
+use shiori_engine::{AnswerEvent, IndexReport};
 use shiori_eval::{EvalReport, JudgeReport, SweepRow};
 use shiori_models::assets::AssetStatus;
 use shiori_store::StoreStats;
 use std::fmt::Write;
+use std::io::Write as _;
 
 /// Prints `value` as JSON, or the text `render` makes.
 pub fn print<T: Serialize>(json: bool, value: &T, render: impl FnOnce() -> String) -> Result<()> {
@@ -68,13 +69,23 @@ pub fn hits(hits: &[Hit]) -> String {
 }
 
 pub fn answer(answer: &Answer) -> String {
-    let mut text = if answer.refused {
-        format!("Refused: {}", answer.answer)
-    } else {
-        format!("Answer: {}", answer.answer)
-    };
+    let verdict = if answer.refused { "Refused" } else { "Answer" };
+    format!("{verdict}: {}\n{}", answer.answer, answer_details(answer))
+}
+
+/// Prints a piece of the answer as it arrives (`ask` on a terminal).
+pub fn print_token(event: AnswerEvent) {
+    if let AnswerEvent::Token(text) = event {
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
+/// Everything of an answer but its text: sources, trace, tokens and time.
+pub fn answer_details(answer: &Answer) -> String {
+    let mut text = String::new();
     if !answer.sources.is_empty() {
-        text.push_str("\n\nSources:");
+        text.push_str("\nSources:");
         for (number, source) in answer.sources.iter().enumerate() {
             let cited = answer.citations.iter().any(|c| c.number == number + 1);
             let _ = write!(
@@ -113,7 +124,16 @@ pub fn answer(answer: &Answer) -> String {
             answer.usage.prompt_tokens, answer.usage.completion_tokens, answer.cost_usd
         );
     }
-    let _ = write!(text, "\n({:.1} ms)", answer.timings_ms.total_ms);
+    let timings = &answer.timings_ms;
+    match timings.first_token_ms {
+        Some(first) => write!(
+            text,
+            "\n({:.1} ms, first token after {first:.1} ms)",
+            timings.total_ms
+        ),
+        None => write!(text, "\n({:.1} ms)", timings.total_ms),
+    }
+    .unwrap_or_default();
     text
 }
 

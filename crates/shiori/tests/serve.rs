@@ -3,9 +3,12 @@
 mod common;
 
 use common::*;
+use serde_json::{json, Value};
+use shiori_mock::{MockServer, Reply};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
 /// Kills the server when the test ends, however it ends.
 struct Serving(Child);
@@ -41,6 +44,27 @@ fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (
     (status, body)
 }
 
+/// Starts `shiori serve` on a free port; returns the process, its address and the line it
+/// announced itself with.
+fn start(mut command: Command) -> (Serving, String, String) {
+    let mut child = command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let serving = Serving(child);
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (serving, addr, line)
+}
+
 #[test]
 fn serve_answers_over_http_behind_the_api_key() {
     let work = tempfile::tempdir().unwrap();
@@ -53,22 +77,9 @@ fn serve_answers_over_http_behind_the_api_key() {
     )
     .unwrap();
 
-    let mut child = command(&data)
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .env("SHIORI_API_KEY", "k3y")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let _serving = Serving(child);
-    let mut line = String::new();
-    BufReader::new(stderr).read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let mut serve = command(&data);
+    serve.env("SHIORI_API_KEY", "k3y");
+    let (_serving, addr, line) = start(serve);
     assert!(line.contains("API key required"), "{line}");
 
     assert_eq!(http(&addr, "GET", "/healthz", &[], "").0, 200);
@@ -103,4 +114,172 @@ fn serving_beyond_loopback_needs_a_key() {
         stderr.contains("without an API key") && stderr.contains("--insecure-no-auth"),
         "{stderr}"
     );
+}
+
+/// Answerable and unanswerable questions of samples/faq, in Japanese and English.
+const SAMPLE_QUESTIONS: [(&str, bool); 4] = [
+    (
+        "パスワードを忘れてしまいました。再設定メールのリンクはどのくらい有効ですか？",
+        true,
+    ),
+    (
+        "How long is the verification link valid after I sign up?",
+        true,
+    ),
+    ("おいしいカレーライスの作り方を教えてください。", false),
+    ("What is the capital of Peru?", false),
+];
+
+/// What must agree between two surfaces: everything but timings (and the trace's times).
+fn comparable(answer: &Value) -> Value {
+    let steps: Vec<Value> = answer["trace"]["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no trace steps in {answer}"))
+        .iter()
+        .map(|step| json!([step["step"], step["model"], step["input"], step["output"]]))
+        .collect();
+    json!({
+        "answer": answer["answer"],
+        "refused": answer["refused"],
+        "sources": answer["sources"],
+        "citations": answer["citations"],
+        "degraded": answer["degraded"],
+        "pipeline": answer["trace"]["pipeline"],
+        "steps": steps,
+        "usage": answer["usage"],
+    })
+}
+
+/// Asks every sample question through `shiori --json ask` and `POST /api/query` of a server over
+/// the same data directory; both must give the same answer.
+fn assert_cli_and_http_agree(data: &Path) -> Vec<Value> {
+    let (_serving, addr, _) = start(command(data));
+    let mut answers = Vec::new();
+    for (question, answerable) in SAMPLE_QUESTIONS {
+        let cli = run_json(data, &["ask", question]);
+        let body = json!({ "question": question }).to_string();
+        let (status, http_body) = http(
+            &addr,
+            "POST",
+            "/api/query",
+            &["Content-Type: application/json"],
+            &body,
+        );
+        assert_eq!(status, 200, "{http_body}");
+        let served: Value = serde_json::from_str(&http_body).unwrap();
+        assert_eq!(comparable(&cli), comparable(&served), "{question}");
+        assert_eq!(cli["refused"], !answerable, "{question}: {cli}");
+        answers.push(cli);
+    }
+    answers
+}
+
+fn sample_data_dir(work: &Path, config: &str) -> std::path::PathBuf {
+    let data = work.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("shiori.toml"), config).unwrap();
+    index(&data, &sample_faq_dir().join("documents.jsonl"));
+    data
+}
+
+#[test]
+fn the_cli_and_the_api_give_the_same_answers_without_a_chat_model() {
+    let work = tempfile::tempdir().unwrap();
+    let data = sample_data_dir(work.path(), "");
+    let answers = assert_cli_and_http_agree(&data);
+    let answered = &answers[0];
+    assert_eq!(answered["citations"][0]["number"], 1, "{answered}");
+    assert_eq!(
+        answered["citations"][0]["chunk_id"],
+        answered["sources"][0]["chunk_id"]
+    );
+}
+
+#[test]
+fn the_cli_and_the_api_give_the_same_answers_through_a_chat_model() {
+    let llm = MockServer::start(|request| {
+        let prompt = request.json()["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        // The scripted model knows which sample questions the FAQ cannot answer.
+        let unanswerable = prompt.contains("カレー") || prompt.contains("Peru");
+        let text = if unanswerable {
+            "CANNOT_ANSWER"
+        } else {
+            "It is in the first source [1]."
+        };
+        Reply::json(json!({
+            "model": "scripted",
+            "choices": [{"message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10}
+        }))
+    });
+    let config = format!(
+        "[llm.models.scripted]\nprovider = \"openai\"\nmodel = \"scripted\"\nbase_url = \"{}\"\n",
+        llm.url()
+    );
+    let work = tempfile::tempdir().unwrap();
+    let data = sample_data_dir(work.path(), &config);
+    let answers = assert_cli_and_http_agree(&data);
+    assert_eq!(answers[0]["trace"]["pipeline"], "basic", "{}", answers[0]);
+    assert_eq!(answers[0]["answer"], "It is in the first source [1].");
+    assert_eq!(answers[0]["degraded"], Value::Null);
+}
+
+#[test]
+fn a_bad_pipeline_name_in_the_config_fails_init_and_serve_with_the_valid_names() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for table in [
+        "default = \"rag-fusion\"",
+        "fallback = [\"basic\", \"rag-fusion\"]",
+    ] {
+        std::fs::write(data.join("shiori.toml"), format!("[pipeline]\n{table}\n")).unwrap();
+        for args in [&["init"][..], &["serve", "--addr", "127.0.0.1:0"]] {
+            let output = run(&data, args);
+            assert!(!output.status.success(), "{args:?} with {table}");
+            let error = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                error.contains("rag-fusion") && error.contains("extractive, basic, fusion"),
+                "{args:?}: {error}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_cli_rejects_what_the_api_rejects() {
+    let work = tempfile::tempdir().unwrap();
+    let data = sample_data_dir(work.path(), "");
+    let (_serving, addr, _) = start(command(&data));
+    for (flags, body) in [
+        (vec!["--top-k", "1000000"], json!({"top_k": 1_000_000})),
+        (vec!["--top-k", "0"], json!({"top_k": 0})),
+        (vec!["--threshold", "5"], json!({"threshold": 5.0})),
+        (vec!["--threshold=-2"], json!({"threshold": -2.0})),
+    ] {
+        let mut args = vec!["ask", "How long is the verification link valid?"];
+        args.extend(&flags);
+        let output = run(&data, &args);
+        assert!(!output.status.success(), "{flags:?}");
+        let cli_error = String::from_utf8_lossy(&output.stderr).to_string();
+        let mut request = body.clone();
+        request["question"] = json!("How long is the verification link valid?");
+        let (status, http_body) = http(
+            &addr,
+            "POST",
+            "/api/query",
+            &["Content-Type: application/json"],
+            &request.to_string(),
+        );
+        assert_eq!(status, 400, "{body} → {http_body}");
+        let message: Value = serde_json::from_str(&http_body).unwrap();
+        let message = message["error"]["message"].as_str().unwrap();
+        assert!(cli_error.contains(message), "{cli_error} vs {message}");
+    }
+    let output = run(&data, &["ask", "q", "--threshold", "NaN"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("threshold"));
 }

@@ -190,6 +190,10 @@ impl ChatModel for GgufChatModel {
         &self.model_id
     }
 
+    fn context_tokens(&self) -> Option<usize> {
+        Some(self.context_length)
+    }
+
     fn chat(
         &self,
         request: &ChatRequest,
@@ -212,8 +216,8 @@ impl ChatModel for GgufChatModel {
             .min(self.context_length - prompt.len());
         let temperature = request.temperature.map(f64::from);
 
-        let mut ignore = |_: &str| {};
-        let sink: &mut dyn FnMut(&str) = match on_token {
+        let mut ignore = |_: &str| std::ops::ControlFlow::Continue(());
+        let sink: TokenSink<'_> = match on_token {
             Some(sink) => sink,
             None => &mut ignore,
         };
@@ -228,6 +232,11 @@ impl ChatModel for GgufChatModel {
         } else {
             0
         };
+        if reply.is_cancelled() {
+            return Err(ChatError::Cancelled {
+                provider: self.model_id.clone(),
+            });
+        }
         let reply = reply.into_text();
         let (content, tool_calls) = if request.tools.is_empty() {
             (reply, Vec::new())

@@ -1,21 +1,28 @@
 //! The reply as it is streamed: the text handed to the caller so far, cut after the JSON object
-//! in JSON mode (small models tend to carry on past the closing brace).
+//! in JSON mode (small models tend to carry on past the closing brace), or where the caller's sink
+//! broke off.
+
+use std::ops::ControlFlow;
+
+type Sink<'s> = &'s mut dyn FnMut(&str) -> ControlFlow<()>;
 
 /// Collects reply text and forwards it to the caller's sink.
 pub struct Reply<'s> {
     text: String,
     object: Option<ObjectEnd>,
-    sink: &'s mut dyn FnMut(&str),
+    sink: Sink<'s>,
     complete: bool,
+    cancelled: bool,
 }
 
 impl<'s> Reply<'s> {
-    pub fn new(json_mode: bool, sink: &'s mut dyn FnMut(&str)) -> Self {
+    pub fn new(json_mode: bool, sink: Sink<'s>) -> Self {
         Reply {
             text: String::new(),
             object: json_mode.then(ObjectEnd::default),
             sink,
             complete: false,
+            cancelled: false,
         }
     }
 
@@ -33,11 +40,19 @@ impl<'s> Reply<'s> {
         };
         if !piece.is_empty() {
             self.text.push_str(piece);
-            (self.sink)(piece);
+            if (self.sink)(piece).is_break() {
+                self.complete = true;
+                self.cancelled = true;
+            }
         }
     }
 
-    /// Whether the reply needs no more tokens (its JSON object has closed).
+    /// Whether the sink broke off the reply.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled
+    }
+
+    /// Whether the reply needs no more tokens (its JSON object has closed, or the sink broke off).
     pub fn is_complete(&self) -> bool {
         self.complete
     }
@@ -90,7 +105,10 @@ mod tests {
 
     fn stream(json_mode: bool, pieces: &[&str]) -> (String, Vec<String>, bool) {
         let mut seen = Vec::new();
-        let mut sink = |piece: &str| seen.push(piece.to_string());
+        let mut sink = |piece: &str| {
+            seen.push(piece.to_string());
+            ControlFlow::Continue(())
+        };
         let mut reply = Reply::new(json_mode, &mut sink);
         for piece in pieces {
             reply.push(piece);
@@ -125,5 +143,20 @@ mod tests {
         let (text, _, complete) = stream(true, &["{", "\"open\": 1"]);
         assert_eq!(text, "{\"open\": 1");
         assert!(!complete);
+    }
+
+    #[test]
+    fn a_sink_that_breaks_off_completes_the_reply() {
+        let mut seen = 0;
+        let mut sink = |_: &str| {
+            seen += 1;
+            ControlFlow::Break(())
+        };
+        let mut reply = Reply::new(false, &mut sink);
+        reply.push("one");
+        reply.push("two");
+        assert!(reply.is_complete() && reply.is_cancelled());
+        assert_eq!(reply.into_text(), "one");
+        assert_eq!(seen, 1);
     }
 }

@@ -6,7 +6,7 @@ use super::iterative::merge;
 use super::sources;
 use crate::corpus::RagError;
 use crate::pipeline::Run;
-use crate::prompts::numbered_sources;
+use crate::prompts::{documents, UNTRUSTED_DOCUMENTS};
 use serde_json::{json, Value};
 use shiori_core::{Answer, ChatMessage, ChatRequest, Role, Source, ToolCall, ToolSpec};
 
@@ -14,7 +14,7 @@ const SYSTEM: &str = "You answer questions about a document collection. Use the 
     find passages; every passage it returns is numbered [n]. Use `calculate` for arithmetic and \
     `compare` to look up two things side by side. When you can answer, reply with the answer and \
     cite the passages of every claim as [n]. If the collection does not contain the answer, reply \
-    exactly CANNOT_ANSWER.";
+    exactly CANNOT_ANSWER. Search results come as a <documents> block.";
 
 fn tools() -> Vec<ToolSpec> {
     let text = |description: &str| json!({"type": "string", "description": description});
@@ -47,7 +47,8 @@ fn tools() -> Vec<ToolSpec> {
 
 pub(crate) fn agentic(run: &mut Run, question: &str) -> Result<Answer, RagError> {
     let model = run.answer_model()?;
-    let mut messages = vec![ChatMessage::system(SYSTEM), ChatMessage::user(question)];
+    let system = format!("{SYSTEM} {UNTRUSTED_DOCUMENTS}");
+    let mut messages = vec![ChatMessage::system(system), ChatMessage::user(question)];
     let mut context: Vec<Source> = Vec::new();
     let steps = run.params().max_steps.max(1);
     for step in 1..=steps {
@@ -144,14 +145,14 @@ fn found(context: &mut Vec<Source>, hits: Vec<Source>) -> String {
         return "no passages found".to_string();
     }
     merge(context, hits.clone());
-    let mut shown = String::new();
-    for hit in hits {
-        if let Some(number) = context.iter().position(|s| s.chunk_id == hit.chunk_id) {
-            let one = numbered_sources(std::slice::from_ref(&hit));
-            shown.push_str(&one.replacen("[1]", &format!("[{}]", number + 1), 1));
-        }
-    }
-    shown
+    let numbered: Vec<(usize, &Source)> = hits
+        .iter()
+        .filter_map(|hit| {
+            let index = context.iter().position(|s| s.chunk_id == hit.chunk_id)?;
+            Some((index + 1, &context[index]))
+        })
+        .collect();
+    documents(numbered)
 }
 
 #[cfg(test)]
@@ -207,7 +208,7 @@ mod tests {
         assert!(search_result["content"]
             .as_str()
             .unwrap()
-            .starts_with("[1] blocks"));
+            .starts_with("<documents>\n<document>\n[1] blocks"));
         let steps: Vec<&str> = answer.trace.steps.iter().map(|s| s.step.as_str()).collect();
         assert_eq!(
             steps,

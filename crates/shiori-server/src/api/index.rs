@@ -10,7 +10,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use shiori_core::{RetrievalConfig, RetrievalMode};
-use shiori_engine::{EvalRun, IndexReport, IndexTarget};
+use shiori_engine::{check_retrieval, EvalRun, IndexReport, IndexTarget};
 use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -103,14 +103,6 @@ pub async fn eval(
                     .into(),
             )
         })?;
-    if let Some(threshold) = request
-        .threshold
-        .filter(|t| !t.is_finite() || !(-1.0..=1.0).contains(t))
-    {
-        return Err(ApiError::BadRequest(format!(
-            "`threshold` is a cosine similarity between -1 and 1, got {threshold}"
-        )));
-    }
     let retrieval = RetrievalConfig {
         threshold: request
             .threshold
@@ -118,6 +110,7 @@ pub async fn eval(
         mode: request.mode.unwrap_or(engine.config.retrieval.mode),
         ..engine.config.retrieval.clone()
     };
+    check_retrieval(&retrieval)?;
     drop(engine);
     let body = state
         .write("eval", move |engine, progress| {

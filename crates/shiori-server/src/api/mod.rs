@@ -6,6 +6,8 @@ mod index;
 mod query;
 mod system;
 
+pub use query::QueryRequest;
+
 use crate::error::ApiError;
 use crate::state::SharedState;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};

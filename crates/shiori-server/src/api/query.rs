@@ -1,72 +1,188 @@
+//! `POST /api/query`: transport only. The request becomes the engine's typed query, is checked
+//! by the engine's [`check_query`] and answered by [`Engine::answer`], the path the CLI takes.
+
 use crate::error::ApiError;
 use crate::json::ApiJson;
-use crate::pipeline::{PipelineEvent, PipelineQuery, QueryRequest, QueryResponse};
 use crate::state::SharedState;
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Deserialize;
+use shiori_core::{Filters, RetrievalConfig, RetrievalMode};
+use shiori_engine::{check_query, AnswerEvent, AskOptions, Engine, Listener, PipelineKind};
 use std::convert::Infallible;
-use std::time::Instant;
-use tokio::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 
-/// Events buffered between the pipeline thread and a slow client.
+/// Events buffered between the answering thread and a slow client.
 const STREAM_BUFFER: usize = 64;
 
-/// `POST /api/query`: JSON by default; with `Accept: text/event-stream`, the events `step`,
-/// `token` and finally `done` (the whole response) or `error`.
+/// The body of `POST /api/query`; what it leaves out comes from `shiori.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryRequest {
+    pub question: String,
+    pub pipeline: Option<PipelineKind>,
+    pub top_k: Option<usize>,
+    pub threshold: Option<f32>,
+    #[serde(default)]
+    pub filters: Filters,
+    pub mode: Option<RetrievalMode>,
+    /// Overrides `[retrieval] two_stage` (it applies with `filters.projects`).
+    pub two_stage: Option<bool>,
+    /// Reorder retrieved chunks with the configured LLM reranker (`--rerank`).
+    #[serde(default)]
+    pub rerank: bool,
+}
+
+impl QueryRequest {
+    /// The retrieval settings of this request over the configured ones.
+    pub fn retrieval(&self, base: &RetrievalConfig) -> RetrievalConfig {
+        RetrievalConfig {
+            top_k: self.top_k.unwrap_or(base.top_k),
+            threshold: self.threshold.unwrap_or(base.threshold),
+            mode: self.mode.unwrap_or(base.mode),
+            two_stage: self.two_stage.unwrap_or(base.two_stage),
+            ..base.clone()
+        }
+    }
+}
+
+/// Sets its flag when dropped: a handler future dropped (client gone, time limit) cancels the
+/// answer it started.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// One validated query, ready to run on a blocking thread.
+struct Job {
+    engine: Arc<Engine>,
+    request: QueryRequest,
+    retrieval: RetrievalConfig,
+    cancel: Arc<AtomicBool>,
+    /// Set when the request's time limit cancelled the answer.
+    timed_out: Arc<AtomicBool>,
+    limit: Duration,
+}
+
+impl Job {
+    fn run(
+        &self,
+        on_event: Option<&(dyn Fn(AnswerEvent) + Sync)>,
+    ) -> Result<shiori_core::Answer, ApiError> {
+        let options = AskOptions {
+            pipeline: self.request.pipeline,
+            rerank: self.request.rerank,
+        };
+        let listener = Listener {
+            on_event,
+            cancel: Some(&self.cancel),
+        };
+        self.engine
+            .answer(
+                &self.request.question,
+                &self.retrieval,
+                &self.request.filters,
+                &options,
+                &listener,
+            )
+            .map_err(|error| match self.timed_out.load(Ordering::Relaxed) {
+                true => ApiError::Timeout {
+                    seconds: self.limit.as_secs(),
+                },
+                false => ApiError::from(error),
+            })
+    }
+}
+
+/// `POST /api/query`: the [`Answer`](shiori_core::Answer) as JSON by default; with
+/// `Accept: text/event-stream`, `step` events as steps end, `token` events as the answer is
+/// generated, and finally `done` (the checked answer) or `error`. A client that hangs up, or the
+/// request time limit, stops the answer (and the model's generation) at its next step or token.
 pub async fn query(
     State(state): State<SharedState>,
     headers: HeaderMap,
     ApiJson(request): ApiJson<QueryRequest>,
 ) -> Result<Response, ApiError> {
     let engine = state.engine();
-    let retrieval = request.retrieval(&engine.config.retrieval)?;
-    let pipeline = state.pipelines.get(request.pipeline.as_deref())?;
+    let retrieval = request.retrieval(&engine.config.retrieval);
+    check_query(&request.question, &retrieval)?;
     // Latency counts from arrival, so time spent waiting for a slot is in the histogram.
     let started = Instant::now();
     let permit = crate::admission::admit(&state).await?;
-    let run = move |events: &mut dyn FnMut(PipelineEvent)| {
-        let _permit = permit;
-        let query = PipelineQuery {
-            question: &request.question,
-            retrieval,
-            filters: &request.filters,
-        };
-        pipeline.run(&engine, &query, events)
+    let job = Job {
+        engine,
+        request,
+        retrieval,
+        cancel: Arc::new(AtomicBool::new(false)),
+        timed_out: Arc::new(AtomicBool::new(false)),
+        limit: state.options.request_timeout,
     };
+    let timer = tokio::spawn(cancel_on_limit_or_shutdown(
+        job.limit,
+        state.shutdown.subscribe(),
+        Arc::clone(&job.cancel),
+        Arc::clone(&job.timed_out),
+    ));
 
     if !wants_stream(&headers) {
-        let response = tokio::task::spawn_blocking(move || run(&mut |_| {})).await??;
+        let _cancel_on_drop = CancelOnDrop(Arc::clone(&job.cancel));
+        let answer = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            job.run(None)
+        })
+        .await;
+        timer.abort();
         state.metrics.record_query(started.elapsed().as_secs_f64());
-        return Ok(Json(response).into_response());
+        return Ok(Json(answer??).into_response());
     }
 
     let (sender, receiver) = mpsc::channel::<Event>(STREAM_BUFFER);
     tokio::task::spawn_blocking(move || {
-        // A client that hung up only stops the stream; the run itself is cheap to finish.
+        let _permit = permit;
         let send = |event: Event| {
-            let _ = sender.blocking_send(event);
+            if sender.blocking_send(event).is_err() {
+                // The client hung up: stop answering.
+                job.cancel.store(true, Ordering::Relaxed);
+            }
         };
-        let outcome = run(&mut |event| send(pipeline_event(event)));
+        let outcome = job.run(Some(&|event| send(stream_event(event))));
+        timer.abort();
         state.metrics.record_query(started.elapsed().as_secs_f64());
         send(match outcome {
-            Ok(response) => done_event(&response),
-            Err(error) => {
-                let error = ApiError::from(error);
-                Event::default()
-                    .event("error")
-                    .data(error.body().to_string())
-            }
+            Ok(answer) => json_event("done", &answer),
+            Err(error) => json_event("error", &error.body()),
         });
     });
     let stream = ReceiverStream::new(receiver).map(Ok::<_, Infallible>);
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// Cancels an answer once it has run for `limit` (noting that in `timed_out`) or the server is
+/// stopping.
+async fn cancel_on_limit_or_shutdown(
+    limit: Duration,
+    mut shutdown: watch::Receiver<bool>,
+    cancel: Arc<AtomicBool>,
+    timed_out: Arc<AtomicBool>,
+) {
+    tokio::select! {
+        () = tokio::time::sleep(limit) => timed_out.store(true, Ordering::Relaxed),
+        _ = shutdown.wait_for(|stopping| *stopping) => {}
+    }
+    cancel.store(true, Ordering::Relaxed);
 }
 
 fn wants_stream(headers: &HeaderMap) -> bool {
@@ -77,19 +193,44 @@ fn wants_stream(headers: &HeaderMap) -> bool {
         .any(|value| value.contains("text/event-stream"))
 }
 
-fn pipeline_event(event: PipelineEvent) -> Event {
+fn stream_event(event: AnswerEvent) -> Event {
     match event {
-        PipelineEvent::Step(step) => Event::default()
-            .event("step")
-            .data(serde_json::to_string(&step).unwrap_or_default()),
-        PipelineEvent::Token(text) => Event::default()
-            .event("token")
-            .data(serde_json::json!({ "text": text }).to_string()),
+        AnswerEvent::Step(step) => json_event("step", &step),
+        AnswerEvent::Token(text) => json_event("token", &serde_json::json!({ "text": text })),
     }
 }
 
-fn done_event(response: &QueryResponse) -> Event {
+fn json_event(name: &str, value: &impl serde::Serialize) -> Event {
     Event::default()
-        .event("done")
-        .data(serde_json::to_string(response).unwrap_or_default())
+        .event(name)
+        .data(serde_json::to_string(value).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(json: serde_json::Value) -> Result<QueryRequest, serde_json::Error> {
+        serde_json::from_value(json)
+    }
+
+    #[test]
+    fn overrides_the_configured_retrieval_and_rejects_unknown_fields() {
+        let base = RetrievalConfig::default();
+        let ok = request(serde_json::json!({"question": "vpn?", "top_k": 3, "mode": "bm25"}))
+            .unwrap()
+            .retrieval(&base);
+        assert_eq!((ok.top_k, ok.mode), (3, RetrievalMode::Bm25));
+        assert_eq!(ok.threshold, base.threshold);
+        assert!(request(serde_json::json!({"question": "q", "topk": 3})).is_err());
+        let crag = request(serde_json::json!({"question": "q", "pipeline": "crag"})).unwrap();
+        assert_eq!(crag.pipeline, Some(PipelineKind::Crag));
+        let error = request(serde_json::json!({"question": "q", "pipeline": "telepathy"}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("expected one of: extractive, basic"),
+            "{error}"
+        );
+    }
 }

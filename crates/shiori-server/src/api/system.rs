@@ -11,6 +11,7 @@ use axum::Json;
 use serde::Serialize;
 use serde_json::{json, Value};
 use shiori_core::RetrievalConfig;
+use shiori_engine::PipelineKind;
 use shiori_store::StoreStats;
 
 const OPENAPI: &str = include_str!("../openapi.json");
@@ -24,7 +25,9 @@ pub struct StatsResponse {
     #[serde(flatten)]
     pub index: StoreStats,
     pub retrieval: RetrievalConfig,
-    pub pipelines: Vec<String>,
+    pub pipelines: Vec<PipelineKind>,
+    /// What a query without `pipeline` runs (`[pipeline] default`).
+    pub default_pipeline: PipelineKind,
     pub reindex: ProgressSnapshot,
     pub last_reindex: Option<LastReindex>,
 }
@@ -33,16 +36,13 @@ pub struct StatsResponse {
 pub async fn stats(State(state): State<SharedState>) -> Result<Json<StatsResponse>, ApiError> {
     let engine = state.engine();
     let retrieval = engine.config.retrieval.clone();
+    let default_pipeline = engine.config.pipeline.default;
     let index = tokio::task::spawn_blocking(move || engine.stats()).await??;
     Ok(Json(StatsResponse {
         index,
         retrieval,
-        pipelines: state
-            .pipelines
-            .names()
-            .into_iter()
-            .map(String::from)
-            .collect(),
+        pipelines: PipelineKind::ALL.to_vec(),
+        default_pipeline,
         reindex: state.progress.snapshot(),
         last_reindex: state.last_reindex.lock().ok().and_then(|last| last.clone()),
     }))

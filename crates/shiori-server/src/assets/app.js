@@ -107,16 +107,17 @@ $("reindex").addEventListener("click", async () => {
 function renderAnswer(text, citations) {
   const answer = $("answer");
   answer.replaceChildren();
-  const markers = new Map((citations || []).map((c) => [c.marker, c]));
+  const markers = new Map((citations || []).map((c) => [c.number, c]));
   let last = 0;
   for (const match of text.matchAll(/\[(\d+)\]/g)) {
     const citation = markers.get(Number(match[1]));
     if (!citation) continue;
     answer.append(text.slice(last, match.index));
-    const link = el("a", { class: "cite", href: "#source-" + citation.source_index, "data-source": citation.source_index }, match[0]);
+    const index = citation.number - 1;
+    const link = el("a", { class: "cite", href: "#source-" + index, "data-source": index }, match[0]);
     link.addEventListener("click", (event) => {
       event.preventDefault();
-      highlightSource(citation.source_index);
+      highlightSource(index);
     });
     answer.append(link);
     last = match.index + match[0].length;
@@ -143,7 +144,8 @@ function renderSources(sources) {
 }
 
 function addTraceStep(step) {
-  $("trace").append(el("li", {}, el("span", { class: "step-name" }, step.step), " — " + step.detail,
+  const detail = (step.model ? step.model + ": " : "") + step.input + " → " + step.output;
+  $("trace").append(el("li", {}, el("span", { class: "step-name" }, step.step), " — " + detail,
     el("span", { class: "muted" }, ` (${Number(step.ms).toFixed(1)} ms)`)));
 }
 
@@ -152,9 +154,12 @@ function renderResponse(r) {
   $("refused").hidden = !r.refused;
   renderSources(r.sources);
   $("trace").replaceChildren();
-  r.trace.forEach(addTraceStep);
+  r.trace.steps.forEach(addTraceStep);
+  $("degraded").hidden = !r.degraded;
+  $("degraded").textContent = r.degraded ? "Degraded: " + r.degraded : "";
   const t = r.timings_ms;
-  $("timings").textContent = `${r.pipeline} · total ${t.total_ms.toFixed(1)} ms (embed ${t.embed_ms.toFixed(1)}, retrieve ${t.retrieve_ms.toFixed(1)}, answer ${t.answer_ms.toFixed(1)})` +
+  const first = t.first_token_ms == null ? "" : `, first token ${t.first_token_ms.toFixed(1)}`;
+  $("timings").textContent = `${r.trace.pipeline} · total ${t.total_ms.toFixed(1)} ms (embed ${t.embed_ms.toFixed(1)}, retrieve ${t.retrieve_ms.toFixed(1)}, answer ${t.answer_ms.toFixed(1)}${first})` +
     ` · ${r.usage.prompt_tokens + r.usage.completion_tokens} tokens · $${r.cost_usd.toFixed(4)}`;
 }
 
