@@ -9,17 +9,8 @@ use shiori_server::ServerOptions;
 
 const CAFETERIA: &str = "# Cafeteria\n\nThe cafeteria on the third floor serves tonkotsu ramen every Friday at lunch.\n";
 
-async fn upload(server: &TestServer, name: &str, bytes: Vec<u8>) -> (u16, serde_json::Value) {
-    let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string()));
-    let response = server
-        .client
-        .post(server.url("/api/documents"))
-        .header("x-shiori-request", "1")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    status_and_json(response).await
+async fn upload(server: &TestServer, name: &str, bytes: Vec<u8>) -> (u16, Value) {
+    upload_parts(server, "", &[(name, &bytes)]).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
