@@ -55,7 +55,7 @@ async function loadStats() {
     if (!loadStats.configured) {
       loadStats.configured = true;
       $("threshold").value = s.retrieval.threshold;
-      $("threshold-value").textContent = Number(s.retrieval.threshold).toFixed(2);
+      showThreshold();
       $("mode").value = s.retrieval.mode;
       $("top-k").value = s.retrieval.top_k;
     }
@@ -65,9 +65,15 @@ async function loadStats() {
 }
 loadStats();
 
-$("threshold").addEventListener("input", () => {
-  $("threshold-value").textContent = Number($("threshold").value).toFixed(2);
-});
+// The threshold the page sends is exactly the one it shows: the slider's value rounded to the
+// 0.001 the label prints (a coarser step would snap the configured 0.855 to 0.86).
+function threshold() {
+  return Math.round(Number($("threshold").value) * 1000) / 1000;
+}
+function showThreshold() {
+  $("threshold-value").textContent = threshold().toFixed(3);
+}
+$("threshold").addEventListener("input", showThreshold);
 
 async function pollProgress() {
   const bar = $("reindex-progress");
@@ -193,7 +199,7 @@ $("ask-form").addEventListener("submit", async (event) => {
   $("error").hidden = true;
   const body = {
     question: $("question").value,
-    threshold: Number($("threshold").value),
+    threshold: threshold(),
     mode: $("mode").value,
     top_k: Number($("top-k").value),
   };
@@ -274,7 +280,7 @@ $("run-eval").addEventListener("click", async () => {
   $("eval-status").textContent = "evaluating…";
   pollProgress();
   try {
-    const r = await api("POST", "/api/eval", { threshold: Number($("threshold").value), mode: $("mode").value });
+    const r = await api("POST", "/api/eval", { threshold: threshold(), mode: $("mode").value });
     const report = r.report;
     $("metric-cards").replaceChildren(...METRICS.filter(([k]) => report[k] !== undefined).map(([k, label]) =>
       el("div", {}, el("div", { class: "value" }, Number(report[k]).toFixed(k.startsWith("latency") ? 1 : 3)), el("div", { class: "label" }, label))));
@@ -286,7 +292,7 @@ $("run-eval").addEventListener("click", async () => {
       el("td", {}, f.gold.answerable ? f.gold.doc_ids.join(", ") + (f.gold.answers.length ? " — " + f.gold.answers.join(" / ") : "") : "(unanswerable)"),
       el("td", {}, f.got.refused ? "refused" : f.got.doc_ids.join(", ") + (f.got.best_dense != null ? ` (cos ${f.got.best_dense.toFixed(3)})` : "")))));
     $("eval-result").hidden = false;
-    $("eval-status").textContent = `${report.dataset}: ${report.queries} queries, mode ${r.mode}, threshold ${r.threshold.toFixed(2)}`;
+    $("eval-status").textContent = `${report.dataset}: ${report.queries} queries, mode ${r.mode}, threshold ${r.threshold.toFixed(3)}`;
   } catch (e) {
     $("eval-error").textContent = e.message;
     $("eval-error").hidden = false;
