@@ -202,28 +202,6 @@ impl Engine {
         Ok(retrieved)
     }
 
-    /// Answers `question` with the configured default pipeline (extractive without a chat model).
-    pub fn ask(
-        &self,
-        question: &str,
-        retrieval: &RetrievalConfig,
-        filters: &Filters,
-    ) -> Result<Answer, EngineError> {
-        self.ask_with(question, retrieval, filters, &AskOptions::default())
-    }
-
-    /// Answers `question` with the pipeline `options` choose, falling back down the configured
-    /// chain when it fails.
-    pub fn ask_with(
-        &self,
-        question: &str,
-        retrieval: &RetrievalConfig,
-        filters: &Filters,
-        options: &AskOptions,
-    ) -> Result<Answer, EngineError> {
-        self.answer(question, retrieval, filters, options, &Listener::default())
-    }
-
     /// The one answer path of every surface: checks the query ([`check_query`]), then runs the
     /// chosen pipeline and its fallbacks, reporting steps and tokens to `listener`.
     pub fn answer(

@@ -4,7 +4,7 @@ use shiori_eval::{
     evaluate, judge_answer, load_dataset, Dataset, EvalReport, JudgeReport, JudgeTally,
     QueryOutcome,
 };
-use shiori_rag::Relevance;
+use shiori_rag::{Listener, Relevance};
 use std::path::Path;
 use std::time::Instant;
 
@@ -88,7 +88,13 @@ impl Engine {
         progress.start("judging answers", queries.len() as u64);
         let mut tally = JudgeTally::default();
         for query in queries {
-            let answer = self.ask_with(&query.text, retrieval, &filters, options)?;
+            let answer = self.answer(
+                &query.text,
+                retrieval,
+                &filters,
+                options,
+                &Listener::default(),
+            )?;
             tally.add_answer(&answer);
             if !answer.refused {
                 let (scores, usage) = judge_answer(judge, &query.text, &answer, &query.answers)?;
