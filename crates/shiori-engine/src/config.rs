@@ -57,6 +57,10 @@ pub struct IngestConfig {
     /// Files and folders a reindex (`shiori serve`'s `/api/reindex`) walks; relative paths are
     /// resolved against the data directory's parent.
     pub sources: Vec<PathBuf>,
+    /// What shown paths (sources, document ids, index reports) are relative to; unset, the
+    /// folder holding the data directory. Relative values are resolved like `sources`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_root: Option<PathBuf>,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub max_file_mb: f64,
@@ -66,6 +70,7 @@ impl Default for IngestConfig {
     fn default() -> Self {
         IngestConfig {
             sources: Vec::new(),
+            source_root: None,
             include: Vec::new(),
             exclude: Vec::new(),
             max_file_mb: 10.0,
@@ -363,6 +368,26 @@ impl Config {
             .sources
             .iter()
             .map(|source| resolve(data_dir, source))
+            .collect()
+    }
+
+    /// What paths are shown relative to: `[ingest] source_root`, or the folder holding the data
+    /// directory.
+    pub fn source_root(&self, data_dir: &Path) -> PathBuf {
+        let root = self.ingest.source_root.as_deref().unwrap_or(Path::new("."));
+        resolve(data_dir, root)
+    }
+
+    /// Every folder the configuration names: sources, project paths and the evaluation set.
+    pub fn configured_folders(&self, data_dir: &Path) -> Vec<PathBuf> {
+        let projects = self
+            .projects
+            .values()
+            .flat_map(|project| self.project_paths(data_dir, project));
+        self.source_paths(data_dir)
+            .into_iter()
+            .chain(projects)
+            .chain(self.eval_dataset(data_dir))
             .collect()
     }
 

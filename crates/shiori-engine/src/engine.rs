@@ -2,6 +2,7 @@ use crate::generation::build_api_embedder;
 use crate::store::open_store;
 use crate::{
     check_query, Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig,
+    ShownPaths,
 };
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Answer, Chunk, Embedder, Filters, Reranker, RetrievalConfig};
@@ -28,6 +29,8 @@ pub struct AskOptions {
 pub struct Engine {
     pub config: Config,
     pub(crate) data_dir: PathBuf,
+    /// How paths leave the engine: relative to the source root.
+    shown_paths: ShownPaths,
     /// Shared with engines opened by [`Engine::reopen`], so a second one costs no model load.
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) cache: Arc<EmbeddingCache>,
@@ -97,6 +100,10 @@ impl Engine {
             },
         )?;
         Ok(Engine {
+            shown_paths: ShownPaths::new(
+                &config.source_root(data_dir),
+                config.configured_folders(data_dir),
+            ),
             config,
             data_dir: data_dir.to_path_buf(),
             embedder,
@@ -145,9 +152,30 @@ impl Engine {
         self.embedder.as_ref()
     }
 
-    /// Ranks chunks for `query`. With `two_stage` and a project filter, the first filtered
-    /// project is searched first and related projects second (see [`merge_two_stage`]).
+    /// How this engine shows paths; surfaces use it for what they report besides hits.
+    pub fn shown_paths(&self) -> &ShownPaths {
+        &self.shown_paths
+    }
+
+    /// Ranks chunks for `query`; `filters` and the hits use shown paths (see [`ShownPaths`]).
     pub fn search(
+        &self,
+        query: &str,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+    ) -> Result<Retrieved, EngineError> {
+        let filters = self.shown_paths.stored_filters(filters);
+        let mut retrieved = self.search_stored(query, retrieval, &filters)?;
+        for hit in &mut retrieved.hits {
+            self.shown_paths.show_chunk(&mut hit.chunk);
+        }
+        Ok(retrieved)
+    }
+
+    /// [`Engine::search`] on stored paths. With `two_stage` and a project filter, the first
+    /// filtered project is searched first and related projects second (see
+    /// [`merge_two_stage`]).
+    fn search_stored(
         &self,
         query: &str,
         retrieval: &RetrievalConfig,
@@ -272,8 +300,9 @@ impl Engine {
         Ok(self.store.file_paths()?)
     }
 
-    /// The chunks indexed from one file (every record of a JSONL or CSV file, every page, slide
-    /// or sheet of a PDF or Office file), in store order.
+    /// The chunks indexed from the file at the stored `path` (every record of a JSONL or CSV
+    /// file, every page, slide or sheet of a PDF or Office file), in store order, with shown
+    /// paths.
     pub fn file_chunks(&self, path: &str) -> Result<Vec<Chunk>, EngineError> {
         let filters = Filters {
             source_prefix: Some(path.to_string()),
@@ -290,6 +319,10 @@ impl Engine {
                 chunk.source == path
                     || chunk.source.starts_with(&record_prefix)
                     || chunk.doc_id.starts_with(&record_prefix)
+            })
+            .map(|mut chunk| {
+                self.shown_paths.show_chunk(&mut chunk);
+                chunk
             })
             .collect())
     }

@@ -16,11 +16,10 @@ pub struct IndexRequest<'a> {
     pub json: bool,
 }
 
-/// Indexes the request's targets once and prints one report, or watches them and prints a
-/// report (one JSON line with `--json`) per pass that changed something.
-/// Some files could not be indexed; the rest were, and the report listing them was printed.
+/// Some files or records could not be indexed; the rest were, and the report listing them was
+/// printed.
 #[derive(Debug, thiserror::Error)]
-#[error("{0} file(s) could not be indexed (listed above); the rest were indexed")]
+#[error("{0} file(s) or record(s) could not be indexed (listed above); the rest were indexed")]
 pub struct FilesFailed(pub usize);
 
 impl FilesFailed {
@@ -28,6 +27,8 @@ impl FilesFailed {
     pub const EXIT_CODE: i32 = 2;
 }
 
+/// Indexes the request's targets once and prints one report, or watches them and prints a
+/// report (one JSON line with `--json`) per pass that changed something.
 pub fn run(engine: &mut Engine, request: &IndexRequest<'_>) -> Result<()> {
     let targets = targets(engine, request)?;
     let bar = progress::Bar::default();

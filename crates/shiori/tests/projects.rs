@@ -63,12 +63,14 @@ fn sources(result: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The project a source belongs to, from its path as shown: relative to the workspace, which
+/// holds the data directory.
 fn project_of(source: &str) -> &'static str {
-    if source.contains("/docs/sora/") {
+    if source.starts_with("docs/sora/") {
         "sora"
-    } else if source.contains("/docs/") {
+    } else if source.starts_with("docs/") {
         "kumo"
-    } else if source.contains("/umi/") {
+    } else if source.starts_with("umi/") {
         "umi"
     } else {
         panic!("{source} is in no project")

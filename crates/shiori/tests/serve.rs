@@ -283,3 +283,73 @@ fn the_cli_rejects_what_the_api_rejects() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("threshold"));
 }
+
+/// Sends `signal` to the process the way `kill(1)` does.
+fn send_signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} failed");
+}
+
+#[test]
+fn sigterm_stops_the_server_within_five_seconds_while_an_answer_streams() {
+    // A model that would take 60 s to finish its answer.
+    let llm = MockServer::start(|_| {
+        let pieces: Vec<String> = (0..300)
+            .map(|i| {
+                json!({"choices": [{"index": 0, "delta": {"content": format!("w{i} ")}}]})
+                    .to_string()
+            })
+            .collect();
+        Reply::paced_sse(&pieces, std::time::Duration::from_millis(200))
+    });
+    let config = format!(
+        "[llm.models.scripted]\nprovider = \"openai\"\nmodel = \"scripted\"\nbase_url = \"{}\"\n",
+        llm.url()
+    );
+    let work = tempfile::tempdir().unwrap();
+    let data = sample_data_dir(work.path(), &config);
+    let (mut serving, addr, _) = start(command(&data));
+
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    let body =
+        json!({"question": "What are the API rate limits on the Business plan?"}).to_string();
+    write!(
+        stream,
+        "POST /api/query HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    while !line.starts_with("event: token") {
+        line.clear();
+        assert_ne!(
+            reader.read_line(&mut line).unwrap(),
+            0,
+            "the stream ended before a token"
+        );
+    }
+
+    let signalled = std::time::Instant::now();
+    send_signal(&serving.0, "TERM");
+    let status = loop {
+        if let Some(status) = serving.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < std::time::Duration::from_secs(5),
+            "still running 5 s after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    let streams = llm.streams();
+    assert!(
+        streams.iter().all(|s| s.sent.len() < s.planned),
+        "the upstream answer was not cut short: {streams:?}"
+    );
+}

@@ -191,7 +191,7 @@ fn outcomes_of(
         let reason = failures
             .iter()
             .filter(|failure| failure.path == path)
-            .map(|failure| failure.reason.as_str())
+            .map(|failure| engine.shown_paths().redact(&failure.reason))
             .collect::<Vec<_>>()
             .join("; ");
         let indexed = !engine.file_chunks(&path)?.is_empty();
@@ -227,7 +227,9 @@ pub async fn delete(
         .write("delete", move |engine, progress| {
             std::fs::remove_file(&path)
                 .map_err(|e| ApiError::Internal(format!("{}: {e}", path.display())))?;
-            Ok(engine.index(&[uploads], progress)?)
+            let mut report = engine.index(&[uploads], progress)?;
+            engine.shown_paths().show_report(&mut report);
+            Ok(report)
         })
         .await?;
     Ok(Json(json!({"deleted": id, "report": report})))

@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use shiori_core::{RetrievalConfig, RetrievalMode};
 use shiori_engine::{check_retrieval, EvalRun, IndexReport, IndexTarget};
 use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Documents a failure shows of what came back, best first.
@@ -20,7 +19,8 @@ const FAILURE_DOCS: usize = 3;
 
 #[derive(Debug, Serialize)]
 pub struct ReindexResponse {
-    pub sources: Vec<PathBuf>,
+    /// The folders and files walked, as shown paths.
+    pub sources: Vec<String>,
     pub report: IndexReport,
     pub embedding: EmbeddingUsage,
     pub timings_ms: ReindexTimings,
@@ -51,11 +51,14 @@ pub async fn reindex(State(state): State<SharedState>) -> Result<Json<ReindexRes
         .write("reindex", move |engine, progress| {
             let mut targets = engine.configured_targets();
             targets.push(IndexTarget::Paths(vec![uploads]));
+            let shown = engine.shown_paths().clone();
             let mut sources = Vec::new();
             for target in &targets {
-                sources.extend(engine.target_paths(target)?);
+                let paths = engine.target_paths(target)?;
+                sources.extend(paths.iter().map(|p| shown.show(&p.display().to_string())));
             }
-            let report = engine.index_targets(&targets, progress)?;
+            let mut report = engine.index_targets(&targets, progress)?;
+            shown.show_report(&mut report);
             Ok((sources, report, engine.embedder().model_id().to_string()))
         })
         .await?;
@@ -114,11 +117,13 @@ pub async fn eval(
     drop(engine);
     let body = state
         .write("eval", move |engine, progress| {
-            let run = engine.evaluate(&dataset, &retrieval, progress)?;
+            let mut run = engine.evaluate(&dataset, &retrieval, progress)?;
+            let shown = engine.shown_paths();
+            run.report.dataset = shown.show(&run.report.dataset);
             Ok(EvalResponse {
                 failures: failures(&run),
                 threshold_sweep: sweep_thresholds(&run.dataset, &run.outcomes, &sweep_grid()),
-                dataset,
+                dataset: shown.show(&dataset.display().to_string()),
                 threshold: retrieval.threshold,
                 mode: retrieval.mode,
                 report: run.report,
@@ -130,7 +135,8 @@ pub async fn eval(
 
 #[derive(Debug, Serialize)]
 pub struct EvalResponse {
-    pub dataset: PathBuf,
+    /// The dataset folder, as a shown path.
+    pub dataset: String,
     pub threshold: f32,
     pub mode: RetrievalMode,
     pub report: EvalReport,

@@ -48,6 +48,7 @@ pub fn router(state: SharedState) -> Router {
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(middleware::from_fn_with_state(state.clone(), redact_errors))
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
         .layer(middleware::from_fn_with_state(state.clone(), count))
@@ -102,6 +103,26 @@ async fn timeout(State(state): State<SharedState>, request: Request, next: Next)
         .into_response(),
     }
 }
+
+/// Error bodies lose the source root's absolute path: a message built from an I/O error names
+/// the file it failed on, and server paths never leave the server.
+async fn redact_errors(State(state): State<SharedState>, request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    if response.status().is_success() {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let Ok(bytes) = axum::body::to_bytes(body, ERROR_BODY_LIMIT).await else {
+        return ApiError::Internal("the error response could not be read".into()).into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let redacted = state.engine().shown_paths().redact(&text);
+    Response::from_parts(parts, axum::body::Body::from(redacted))
+}
+
+/// Error bodies are a short JSON object; anything longer is not one of ours.
+const ERROR_BODY_LIMIT: usize = 1 << 20;
 
 /// Counts requests by route template (not raw path, so ids do not explode the label set).
 async fn count(State(state): State<SharedState>, request: Request, next: Next) -> Response {

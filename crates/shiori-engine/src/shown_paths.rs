@@ -1,0 +1,279 @@
+//! Paths as every surface shows them, so a server never tells its callers where its files live.
+//! A path under the source root (`[ingest] source_root`, or the folder holding the data
+//! directory) is shown relative to it; one under a configured folder outside the root (a source,
+//! a project path, the evaluation set) is shown from that folder's name; any other keeps only its
+//! last two components. The store keeps absolute, canonical paths; only what leaves the engine is
+//! rewritten, and filters written with shown paths are turned back into stored ones.
+
+use crate::indexer::IndexReport;
+use shiori_core::{Chunk, Filters};
+use std::path::{Component, Path, PathBuf};
+
+/// Components kept of a path that is under no known folder: its folder and file name.
+const BARE_COMPONENTS: usize = 2;
+
+/// Rewrites stored absolute paths into shown ones and back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownPaths {
+    root: PathBuf,
+    /// Configured folders outside the root, longest first so the closest one names a path.
+    outside: Vec<PathBuf>,
+}
+
+impl ShownPaths {
+    /// Paths are shown relative to `root`, or from the name of whichever of `folders` outside
+    /// the root holds them. Folders that exist are taken canonical, as the indexer stores paths.
+    pub fn new(root: &Path, folders: impl IntoIterator<Item = PathBuf>) -> ShownPaths {
+        let root = canonical(root);
+        let mut outside: Vec<PathBuf> = folders
+            .into_iter()
+            .map(|folder| canonical(&folder))
+            .filter(|folder| !folder.starts_with(&root) && folder.file_name().is_some())
+            .collect();
+        outside.sort_by_key(|folder| std::cmp::Reverse(folder.as_os_str().len()));
+        outside.dedup();
+        ShownPaths { root, outside }
+    }
+
+    /// `path` as shown; anything that is not an absolute path (a record id, a URL) is returned
+    /// as it is.
+    pub fn show(&self, path: &str) -> String {
+        let stored = Path::new(path);
+        if !stored.is_absolute() {
+            return path.to_string();
+        }
+        if let Ok(relative) = stored.strip_prefix(&self.root) {
+            return if relative.as_os_str().is_empty() {
+                ".".to_string()
+            } else {
+                relative.display().to_string()
+            };
+        }
+        for folder in &self.outside {
+            if let (Ok(rest), Some(name)) = (stored.strip_prefix(folder), folder.file_name()) {
+                let shown = Path::new(name);
+                return if rest.as_os_str().is_empty() {
+                    shown.display().to_string()
+                } else {
+                    shown.join(rest).display().to_string()
+                };
+            }
+        }
+        let parts: Vec<_> = stored.components().skip(1).collect();
+        let kept = &parts[parts.len().saturating_sub(BARE_COMPONENTS)..];
+        kept.iter().collect::<PathBuf>().display().to_string()
+    }
+
+    /// A chunk as shown: its source, and the document and chunk ids that are built from the
+    /// source's path (a file's; a record's own id stays).
+    pub fn show_chunk(&self, chunk: &mut Chunk) {
+        let file = chunk
+            .source
+            .split('#')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if !Path::new(&file).is_absolute() {
+            return;
+        }
+        let shown = self.show(&file);
+        for field in [&mut chunk.source, &mut chunk.doc_id, &mut chunk.chunk_id] {
+            if let Some(rest) = field.strip_prefix(file.as_str()) {
+                *field = format!("{shown}{rest}");
+            }
+        }
+    }
+
+    /// An indexing report as shown: each failure names its file as shown.
+    pub fn show_report(&self, report: &mut IndexReport) {
+        for failure in &mut report.failures {
+            failure.path = self.show(&failure.path);
+            failure.reason = self.redact(&failure.reason);
+        }
+    }
+
+    /// `text` with every mention of the root and the outside folders replaced by their shown
+    /// form: the last guard for messages (an I/O error) that name a file.
+    pub fn redact(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for folder in &self.outside {
+            let shown = folder.file_name().map(|name| name.to_string_lossy());
+            text = text.replace(
+                &folder.display().to_string(),
+                shown.as_deref().unwrap_or("."),
+            );
+        }
+        let root = self.root.display().to_string();
+        if root != "/" {
+            text = text.replace(&root, ".");
+        }
+        text
+    }
+
+    /// `filters` with shown paths turned into stored ones: a relative `source_prefix` is taken
+    /// from the folder it is shown from, and each document id is also looked for as a file.
+    pub fn stored_filters(&self, filters: &Filters) -> Filters {
+        let source_prefix = filters
+            .source_prefix
+            .as_ref()
+            .map(|prefix| self.stored(prefix));
+        let doc_ids = filters
+            .doc_ids
+            .iter()
+            .flat_map(|id| {
+                let stored = self.stored(id);
+                let also_stored = (stored != *id).then_some(stored);
+                std::iter::once(id.clone()).chain(also_stored)
+            })
+            .collect();
+        Filters {
+            source_prefix,
+            doc_ids,
+            ..filters.clone()
+        }
+    }
+
+    /// The stored form of a shown path: absolute ones stay; relative ones start from the outside
+    /// folder their first component names, or else from the root. A trailing `/` (a folder
+    /// prefix) is kept.
+    fn stored(&self, shown: &str) -> String {
+        let relative = Path::new(shown);
+        if relative.is_absolute() {
+            return shown.to_string();
+        }
+        let parts: Vec<Component> = relative
+            .components()
+            .filter(|part| matches!(part, Component::Normal(_)))
+            .collect();
+        let named = parts.first().and_then(|first| {
+            self.outside
+                .iter()
+                .find(|folder| folder.file_name() == Some(first.as_os_str()))
+        });
+        let (mut path, rest) = match named {
+            Some(folder) => (folder.clone(), &parts[1..]),
+            None => (self.root.clone(), &parts[..]),
+        };
+        path.extend(rest);
+        let mut stored = path.display().to_string();
+        if shown.ends_with('/') && !stored.ends_with('/') {
+            stored.push('/');
+        }
+        stored
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    std::fs::canonicalize(&absolute).unwrap_or(absolute)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown() -> ShownPaths {
+        ShownPaths::new(
+            Path::new("/srv/acme"),
+            [
+                PathBuf::from("/srv/acme/docs"),
+                PathBuf::from("/mnt/share/contracts"),
+            ],
+        )
+    }
+
+    fn chunk(doc_id: &str, chunk_id: &str, source: &str) -> Chunk {
+        Chunk {
+            doc_id: doc_id.into(),
+            chunk_id: chunk_id.into(),
+            source: source.into(),
+            title: String::new(),
+            text: String::new(),
+            index: 0,
+            total: 1,
+            modified: 0,
+            content_hash: String::new(),
+            metadata: Default::default(),
+        }
+    }
+
+    #[test]
+    fn paths_lose_everything_above_the_root_or_their_folder() {
+        let shown = shown();
+        assert_eq!(shown.show("/srv/acme/docs/a.md"), "docs/a.md");
+        assert_eq!(
+            shown.show("/mnt/share/contracts/2026/x.pdf"),
+            "contracts/2026/x.pdf"
+        );
+        assert_eq!(shown.show("/home/someone/notes/b.md"), "notes/b.md");
+        assert_eq!(shown.show("/b.md"), "b.md");
+        assert_eq!(shown.show("/srv/acme"), ".");
+        assert_eq!(shown.show("/mnt/share/contracts"), "contracts");
+        assert_eq!(shown.show("faq-009"), "faq-009");
+        assert_eq!(shown.show("https://example.com/x"), "https://example.com/x");
+    }
+
+    #[test]
+    fn a_file_chunk_is_shown_whole_and_a_record_keeps_its_id() {
+        let shown = shown();
+        let mut file = chunk("/srv/acme/a.md", "/srv/acme/a.md#0", "/srv/acme/a.md");
+        shown.show_chunk(&mut file);
+        assert_eq!(
+            (
+                file.doc_id.as_str(),
+                file.chunk_id.as_str(),
+                file.source.as_str()
+            ),
+            ("a.md", "a.md#0", "a.md")
+        );
+        let mut record = chunk("faq-009", "faq-009#0", "/srv/acme/docs/faq.jsonl#L9");
+        shown.show_chunk(&mut record);
+        assert_eq!(
+            (
+                record.doc_id.as_str(),
+                record.chunk_id.as_str(),
+                record.source.as_str()
+            ),
+            ("faq-009", "faq-009#0", "docs/faq.jsonl#L9")
+        );
+    }
+
+    #[test]
+    fn filters_written_with_shown_paths_match_stored_ones() {
+        let shown = shown();
+        let filters = Filters {
+            source_prefix: Some("./docs/".into()),
+            doc_ids: vec![
+                "a.md".into(),
+                "/abs/x.md".into(),
+                "contracts/2026/x.pdf".into(),
+            ],
+            ..Filters::default()
+        };
+        let stored = shown.stored_filters(&filters);
+        assert_eq!(stored.source_prefix.as_deref(), Some("/srv/acme/docs/"));
+        assert_eq!(
+            stored.doc_ids,
+            [
+                "a.md",
+                "/srv/acme/a.md",
+                "/abs/x.md",
+                "contracts/2026/x.pdf",
+                "/mnt/share/contracts/2026/x.pdf"
+            ]
+        );
+    }
+
+    #[test]
+    fn messages_lose_the_root() {
+        let shown = shown();
+        assert_eq!(
+            shown.redact("/srv/acme/uploads/x.pdf: permission denied"),
+            "./uploads/x.pdf: permission denied"
+        );
+        assert_eq!(
+            shown.redact("cannot read /mnt/share/contracts/x.pdf"),
+            "cannot read contracts/x.pdf"
+        );
+    }
+}

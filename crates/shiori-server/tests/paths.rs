@@ -1,0 +1,160 @@
+//! No response of any route names where the server keeps its files: sources, document ids,
+//! index reports, evaluation reports and error messages show paths relative to the source root.
+
+mod common;
+
+use common::*;
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+use serde_json::json;
+use shiori_server::ServerOptions;
+
+/// Bytes no PDF reader accepts: a file that fails to index, so reports carry its path.
+const BROKEN_PDF: &[u8] = b"%PDF-1.7\nthis is not a pdf body\n";
+
+struct Exchange {
+    label: String,
+    status: u16,
+    body: String,
+}
+
+async fn send(server: &TestServer, method: Method, path: &str, body: Option<&str>) -> Exchange {
+    let (route, stream) = match path.strip_suffix("?stream") {
+        Some(route) => (route, true),
+        None => (path, false),
+    };
+    let mut request = server
+        .client
+        .request(method.clone(), server.url(route))
+        .header("x-shiori-request", "1");
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    if stream {
+        request = request.header("accept", "text/event-stream");
+    }
+    let response = request.send().await.unwrap();
+    Exchange {
+        label: format!("{method} {path}"),
+        status: response.status().as_u16(),
+        body: response.text().await.unwrap(),
+    }
+}
+
+async fn upload(server: &TestServer, name: &str, bytes: &[u8]) -> Exchange {
+    let form = Form::new().part(
+        "file",
+        Part::bytes(bytes.to_vec()).file_name(name.to_string()),
+    );
+    let response = server
+        .client
+        .post(server.url("/api/documents"))
+        .header("x-shiori-request", "1")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    Exchange {
+        label: format!("upload {name}"),
+        status: response.status().as_u16(),
+        body: response.text().await.unwrap(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_response_names_an_absolute_server_path() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    std::fs::write(server.corpus_dir().join("broken.pdf"), BROKEN_PDF).unwrap();
+    let question = json!({"question": "How many vacation days do employees get?"}).to_string();
+    let mut exchanges = vec![send(&server, Method::POST, "/api/reindex", None).await];
+    for (method, path, body) in [
+        (Method::GET, "/", None),
+        (Method::GET, "/assets/app.js", None),
+        (Method::GET, "/healthz", None),
+        (Method::GET, "/metrics", None),
+        (Method::GET, "/api/openapi.json", None),
+        (Method::GET, "/api/stats", None),
+        (Method::GET, "/api/reindex", None),
+        (Method::POST, "/api/query", Some(question.as_str())),
+        (Method::POST, "/api/query?stream", Some(question.as_str())),
+        (Method::POST, "/api/query", Some(r#"{"question": 5}"#)),
+        (Method::POST, "/api/eval", Some("{}")),
+        (Method::GET, "/api/documents/missing.txt", None),
+    ] {
+        exchanges.push(send(&server, method, path, body).await);
+    }
+    exchanges.push(
+        upload(
+            &server,
+            "notes.md",
+            b"# Notes\n\nThe parking garage opens at 7.\n",
+        )
+        .await,
+    );
+    exchanges.push(upload(&server, "broken.pdf", BROKEN_PDF).await);
+    for (method, path) in [
+        (Method::GET, "/api/documents"),
+        (Method::GET, "/api/documents/notes.md"),
+        (Method::DELETE, "/api/documents/notes.md"),
+    ] {
+        exchanges.push(send(&server, method, path, None).await);
+    }
+
+    let statuses: Vec<(String, u16)> = exchanges
+        .iter()
+        .map(|e| (e.label.clone(), e.status))
+        .collect();
+    let expected = [
+        ("POST /api/reindex", 200),
+        ("POST /api/query", 200),
+        ("POST /api/query?stream", 200),
+        ("POST /api/eval", 200),
+        ("upload notes.md", 201),
+        ("upload broken.pdf", 422),
+        ("GET /api/documents/notes.md", 200),
+        ("GET /api/documents/missing.txt", 404),
+    ];
+    for (label, status) in expected {
+        assert!(
+            statuses.contains(&(label.to_string(), status)),
+            "{label} should answer {status}: {statuses:?}"
+        );
+    }
+
+    let reindex = &exchanges[0].body;
+    assert!(
+        reindex.contains("corpus/broken.pdf"),
+        "the failure is named by its shown path: {reindex}"
+    );
+    let forbidden = forbidden_paths(&server);
+    for exchange in &exchanges {
+        for path in &forbidden {
+            assert!(
+                !exchange.body.contains(path.as_str()),
+                "{} ({}) shows the server path {path}: {}",
+                exchange.label,
+                exchange.status,
+                exchange.body
+            );
+        }
+    }
+}
+
+/// The folder holding the data directory and the corpus, as given and canonical, and the
+/// repository's evaluation set.
+fn forbidden_paths(server: &TestServer) -> Vec<String> {
+    let work = server.work.path();
+    let mut paths = vec![
+        work.display().to_string(),
+        work.canonicalize().unwrap().display().to_string(),
+        sample_faq_dir()
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string(),
+    ];
+    paths.dedup();
+    paths
+}
