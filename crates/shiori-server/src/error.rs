@@ -87,9 +87,22 @@ impl ApiError {
         }
     }
 
-    /// The JSON body every error response carries (also the `error` event of a stream).
+    /// The kind of error in OpenAI's vocabulary, so OpenAI clients read this body too.
+    pub fn kind(&self) -> &'static str {
+        match self.status().as_u16() {
+            401 => "authentication_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            503 => "overloaded_error",
+            500..=599 => "server_error",
+            _ => "invalid_request_error",
+        }
+    }
+
+    /// The JSON body every error response carries (also the `error` event of a stream):
+    /// `code` and `message`, and `type` as OpenAI clients expect.
     pub fn body(&self) -> serde_json::Value {
-        json!({"error": {"code": self.code(), "message": self.to_string()}})
+        json!({"error": {"code": self.code(), "message": self.to_string(), "type": self.kind()}})
     }
 }
 

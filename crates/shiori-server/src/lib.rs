@@ -5,10 +5,12 @@
 //! never blocks them and a failed one leaves the previous index serving.
 
 mod admission;
+mod answering;
 mod api;
 mod error;
 mod json;
 mod metrics;
+mod openai;
 mod progress;
 mod state;
 mod uploads;

@@ -68,6 +68,9 @@ async fn stats_health_metrics_and_openapi() {
         ("/api/stats", "get"),
         ("/healthz", "get"),
         ("/metrics", "get"),
+        ("/v1/models", "get"),
+        ("/v1/chat/completions", "post"),
+        ("/v1/embeddings", "post"),
     ] {
         assert!(
             openapi["paths"][path][method].is_object(),

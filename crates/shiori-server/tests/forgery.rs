@@ -29,6 +29,9 @@ fn routes(server: &TestServer) -> Vec<(Method, String)> {
         (Method::POST, "/api/eval"),
         (Method::POST, "/api/documents"),
         (Method::DELETE, "/api/documents/faq.md"),
+        (Method::GET, "/v1/models"),
+        (Method::POST, "/v1/chat/completions"),
+        (Method::POST, "/v1/embeddings"),
     ]
     .into_iter()
     .map(|(method, path)| (method, server.url(path)))
@@ -91,6 +94,16 @@ async fn simple_cross_site_writes_are_refused_and_change_nothing() {
         client
             .delete(server.url("/api/documents/faq.md"))
             .header("origin", EVIL),
+        // The OpenAI-compatible routes read the index too: a foreign page may not use them.
+        post("/v1/chat/completions")
+            .header("content-type", "text/plain")
+            .body(r#"{"model": "shiori", "messages": [{"role": "user", "content": "VPN password?"}]}"#),
+        post("/v1/embeddings")
+            .header("content-type", "text/plain")
+            .body(r#"{"input": "x"}"#),
+        post("/v1/chat/completions").json(
+            &json!({"model": "shiori", "messages": [{"role": "user", "content": "VPN password?"}]}),
+        ),
     ];
     for request in forged {
         let described = format!("{request:?}");

@@ -109,6 +109,16 @@ pub enum Command {
     },
     /// Counts and settings of the data directory.
     Stats,
+    /// Embed texts with the configured embedder: one unit vector per text (what
+    /// `/v1/embeddings` returns)
+    Embed {
+        /// The texts, embedded as passages (as the index embeds chunks)
+        #[arg(required = true)]
+        texts: Vec<String>,
+        /// Embed them as search queries instead
+        #[arg(long)]
+        query: bool,
+    },
     /// Copy an embedded store (documents, chunks and their vectors, no re-embedding) into a
     /// PostgreSQL database; the password comes from [store] password_env (SHIORI_PG_PASSWORD).
     Migrate {

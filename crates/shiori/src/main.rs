@@ -14,7 +14,7 @@ use clap::Parser;
 use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{
-    check_retrieval, init_store, migrate_store, AnswerEvent, AskOptions, Config, Engine,
+    check_retrieval, init_store, migrate_store, AnswerEvent, AskOptions, Config, EmbedAs, Engine,
     EngineError, Listener,
 };
 use shiori_models::assets::{self, ShioriHome};
@@ -251,6 +251,21 @@ fn run(cli: &Cli) -> Result<()> {
             let engine = open_engine(cli, &home)?;
             let stats = engine.stats()?;
             output::print(cli.json, &stats, || output::stats(&stats))
+        }
+        Command::Embed { texts, query } => {
+            let engine = open_engine(cli, &home)?;
+            let embed_as = if *query {
+                EmbedAs::Query
+            } else {
+                EmbedAs::Passage
+            };
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = engine.embed(&texts, embed_as)?;
+            let value = serde_json::json!({
+                "model": engine.embedder().model_id(),
+                "vectors": vectors,
+            });
+            output::print(cli.json, &value, || output::vectors(&vectors))
         }
         Command::Serve {
             addr,

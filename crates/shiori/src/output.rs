@@ -20,6 +20,15 @@ pub fn print<T: Serialize>(json: bool, value: &T, render: impl FnOnce() -> Strin
     Ok(())
 }
 
+/// One vector a line, as a JSON array.
+pub fn vectors(vectors: &[Vec<f32>]) -> String {
+    vectors
+        .iter()
+        .map(|vector| serde_json::Value::from(vector.as_slice()).to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn snippet(text: &str, max_chars: usize) -> String {
     let mut snippet: String = text.chars().take(max_chars).collect();
     if text.chars().count() > max_chars {

@@ -8,17 +8,7 @@ use shiori_mock::{MockServer, Reply};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-/// Kills the server when the test ends, however it ends.
-struct Serving(Child);
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use std::process::{Child, Command};
 
 /// One HTTP/1.1 exchange over a fresh connection; returns the status and the body.
 fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
@@ -44,27 +34,6 @@ fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (
     (status, body)
 }
 
-/// Starts `shiori serve` on a free port; returns the process, its address and the line it
-/// announced itself with.
-fn start(mut command: Command) -> (Serving, String, String) {
-    let mut child = command
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let serving = Serving(child);
-    let mut line = String::new();
-    BufReader::new(stderr).read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (serving, addr, line)
-}
-
 #[test]
 fn serve_answers_over_http_behind_the_api_key() {
     let work = tempfile::tempdir().unwrap();
@@ -79,7 +48,7 @@ fn serve_answers_over_http_behind_the_api_key() {
 
     let mut serve = command(&data);
     serve.env("SHIORI_API_KEY", "k3y");
-    let (_serving, addr, line) = start(serve);
+    let (_serving, addr, line) = start_serving(serve);
     assert!(line.contains("API key required"), "{line}");
 
     assert_eq!(http(&addr, "GET", "/healthz", &[], "").0, 200);
@@ -153,7 +122,7 @@ fn comparable(answer: &Value) -> Value {
 /// Asks every sample question through `shiori --json ask` and `POST /api/query` of a server over
 /// the same data directory; both must give the same answer.
 fn assert_cli_and_http_agree(data: &Path) -> Vec<Value> {
-    let (_serving, addr, _) = start(command(data));
+    let (_serving, addr, _) = start_serving(command(data));
     let mut answers = Vec::new();
     for (question, answerable) in SAMPLE_QUESTIONS {
         let cli = run_json(data, &["ask", question]);
@@ -253,7 +222,7 @@ fn a_bad_pipeline_name_in_the_config_fails_init_and_serve_with_the_valid_names()
 fn the_cli_rejects_what_the_api_rejects() {
     let work = tempfile::tempdir().unwrap();
     let data = sample_data_dir(work.path(), "");
-    let (_serving, addr, _) = start(command(&data));
+    let (_serving, addr, _) = start_serving(command(&data));
     for (flags, body) in [
         (vec!["--top-k", "1000000"], json!({"top_k": 1_000_000})),
         (vec!["--top-k", "0"], json!({"top_k": 0})),
@@ -311,7 +280,7 @@ fn sigterm_stops_the_server_within_five_seconds_while_an_answer_streams() {
     );
     let work = tempfile::tempdir().unwrap();
     let data = sample_data_dir(work.path(), &config);
-    let (mut serving, addr, _) = start(command(&data));
+    let (mut serving, addr, _) = start_serving(command(&data));
 
     let mut stream = TcpStream::connect(&addr).unwrap();
     let body =

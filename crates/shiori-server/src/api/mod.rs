@@ -9,6 +9,7 @@ mod system;
 pub use query::QueryRequest;
 
 use crate::error::ApiError;
+use crate::openai;
 use crate::state::SharedState;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::handler::Handler;
@@ -44,6 +45,9 @@ pub fn router(state: SharedState) -> Router {
             "/api/documents/{id}",
             get(documents::get_one).delete(documents::delete),
         )
+        .route("/v1/models", get(openai::models))
+        .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/embeddings", post(openai::embeddings))
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
@@ -55,13 +59,16 @@ pub fn router(state: SharedState) -> Router {
         .with_state(state)
 }
 
-/// With an API key configured, `/api/...` needs `Authorization: Bearer <key>`; the page, its
-/// assets, `/healthz` and `/metrics` stay open.
+/// With an API key configured, `/api/...` and `/v1/...` need `Authorization: Bearer <key>`;
+/// the page, its assets, `/healthz` and `/metrics` stay open.
 async fn authorize(State(state): State<SharedState>, request: Request, next: Next) -> Response {
     let Some(key) = state.options.api_key.as_deref() else {
         return next.run(request).await;
     };
-    if !request.uri().path().starts_with("/api/") {
+    if !PROTECTED_PREFIXES
+        .iter()
+        .any(|prefix| request.uri().path().starts_with(prefix))
+    {
         return next.run(request).await;
     }
     let presented = request
@@ -76,6 +83,9 @@ async fn authorize(State(state): State<SharedState>, request: Request, next: Nex
         _ => ApiError::Unauthorized.into_response(),
     }
 }
+
+/// The routes behind the API key: Shiori's own API and the OpenAI-compatible one.
+const PROTECTED_PREFIXES: [&str; 2] = ["/api/", "/v1/"];
 
 /// Compares digests, so neither the contents nor the length of the key leak through timing.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

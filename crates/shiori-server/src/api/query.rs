@@ -1,6 +1,7 @@
 //! `POST /api/query`: transport only. The request becomes the engine's typed query, is checked
-//! by the engine's [`check_query`] and answered by [`Engine::answer`], the path the CLI takes.
+//! by the engine's `check_query` and answered by `Engine::answer`, the path the CLI takes.
 
+use crate::answering::{self, AnswerJob, Streamed};
 use crate::error::ApiError;
 use crate::json::ApiJson;
 use crate::state::SharedState;
@@ -11,17 +12,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use shiori_core::{Filters, RetrievalConfig, RetrievalMode};
-use shiori_engine::{check_query, AnswerEvent, AskOptions, Engine, Listener, PipelineKind};
+use shiori_engine::{AnswerEvent, AskOptions, PipelineKind};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
-
-/// Events buffered between the answering thread and a slow client.
-const STREAM_BUFFER: usize = 64;
 
 /// The body of `POST /api/query`; what it leaves out comes from `shiori.toml`.
 #[derive(Debug, Clone, Deserialize)]
@@ -54,57 +48,6 @@ impl QueryRequest {
     }
 }
 
-/// Sets its flag when dropped: a handler future dropped (client gone, time limit) cancels the
-/// answer it started.
-struct CancelOnDrop(Arc<AtomicBool>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// One validated query, ready to run on a blocking thread.
-struct Job {
-    engine: Arc<Engine>,
-    request: QueryRequest,
-    retrieval: RetrievalConfig,
-    cancel: Arc<AtomicBool>,
-    /// Set when the request's time limit cancelled the answer.
-    timed_out: Arc<AtomicBool>,
-    limit: Duration,
-}
-
-impl Job {
-    fn run(
-        &self,
-        on_event: Option<&(dyn Fn(AnswerEvent) + Sync)>,
-    ) -> Result<shiori_core::Answer, ApiError> {
-        let options = AskOptions {
-            pipeline: self.request.pipeline,
-            rerank: self.request.rerank,
-        };
-        let listener = Listener {
-            on_event,
-            cancel: Some(&self.cancel),
-        };
-        self.engine
-            .answer(
-                &self.request.question,
-                &self.retrieval,
-                &self.request.filters,
-                &options,
-                &listener,
-            )
-            .map_err(|error| match self.timed_out.load(Ordering::Relaxed) {
-                true => ApiError::Timeout {
-                    seconds: self.limit.as_secs(),
-                },
-                false => ApiError::from(error),
-            })
-    }
-}
-
 /// `POST /api/query`: the [`Answer`](shiori_core::Answer) as JSON by default; with
 /// `Accept: text/event-stream`, `step` events as steps end, `token` events as the answer is
 /// generated, and finally `done` (the checked answer) or `error`. A client that hangs up, or the
@@ -115,74 +58,30 @@ pub async fn query(
     ApiJson(request): ApiJson<QueryRequest>,
 ) -> Result<Response, ApiError> {
     let engine = state.engine();
-    let retrieval = request.retrieval(&engine.config.retrieval);
-    check_query(&request.question, &retrieval)?;
-    // Latency counts from arrival, so time spent waiting for a slot is in the histogram.
-    let started = Instant::now();
-    let permit = crate::admission::admit(&state).await?;
-    let job = Job {
+    let job = AnswerJob {
+        retrieval: request.retrieval(&engine.config.retrieval),
         engine,
-        request,
-        retrieval,
-        cancel: Arc::new(AtomicBool::new(false)),
-        timed_out: Arc::new(AtomicBool::new(false)),
-        limit: state.options.request_timeout,
+        question: request.question,
+        filters: request.filters,
+        options: AskOptions {
+            pipeline: request.pipeline,
+            rerank: request.rerank,
+        },
     };
-    let timer = tokio::spawn(cancel_on_limit_or_shutdown(
-        job.limit,
-        state.shutdown.subscribe(),
-        Arc::clone(&job.cancel),
-        Arc::clone(&job.timed_out),
-    ));
-
     if !wants_stream(&headers) {
-        let _cancel_on_drop = CancelOnDrop(Arc::clone(&job.cancel));
-        let answer = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            job.run(None)
-        })
-        .await;
-        timer.abort();
-        state.metrics.record_query(started.elapsed().as_secs_f64());
-        return Ok(Json(answer??).into_response());
+        return Ok(Json(answering::answer(&state, job).await?).into_response());
     }
-
-    let (sender, receiver) = mpsc::channel::<Event>(STREAM_BUFFER);
-    tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        let send = |event: Event| {
-            if sender.blocking_send(event).is_err() {
-                // The client hung up: stop answering.
-                job.cancel.store(true, Ordering::Relaxed);
-            }
-        };
-        let outcome = job.run(Some(&|event| send(stream_event(event))));
-        timer.abort();
-        state.metrics.record_query(started.elapsed().as_secs_f64());
-        send(match outcome {
-            Ok(answer) => json_event("done", &answer),
-            Err(error) => json_event("error", &error.body()),
-        });
+    let receiver = answering::answer_streamed(&state, job).await?;
+    let stream = ReceiverStream::new(receiver).map(|streamed| {
+        Ok::<_, Infallible>(match streamed {
+            Streamed::Event(event) => stream_event(event),
+            Streamed::Done(answer) => json_event("done", &answer),
+            Streamed::Failed(error) => json_event("error", &error.body()),
+        })
     });
-    let stream = ReceiverStream::new(receiver).map(Ok::<_, Infallible>);
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response())
-}
-
-/// Cancels an answer once it has run for `limit` (noting that in `timed_out`) or the server is
-/// stopping.
-async fn cancel_on_limit_or_shutdown(
-    limit: Duration,
-    mut shutdown: watch::Receiver<bool>,
-    cancel: Arc<AtomicBool>,
-    timed_out: Arc<AtomicBool>,
-) {
-    tokio::select! {
-        () = tokio::time::sleep(limit) => timed_out.store(true, Ordering::Relaxed),
-        _ = shutdown.wait_for(|stopping| *stopping) => {}
-    }
-    cancel.store(true, Ordering::Relaxed);
 }
 
 fn wants_stream(headers: &HeaderMap) -> bool {

@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 use shiori_store_postgres::test_server::TestServer;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use tempfile::TempDir;
 
 /// Which store a test's data directory uses.
@@ -175,4 +176,37 @@ pub fn search_ids(data_dir: &Path, query: &str, mode: &str) -> Vec<String> {
         .iter()
         .map(|hit| hit["doc_id"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// Kills the server when the test ends, however it ends.
+pub struct Serving(pub Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `shiori serve` on a free port; returns the process, its address and the line it
+/// announced itself with.
+pub fn start_serving(mut command: Command) -> (Serving, String, String) {
+    let mut child = command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let serving = Serving(child);
+    let mut line = String::new();
+    std::io::BufReader::new(stderr)
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (serving, addr, line)
 }

@@ -1,0 +1,164 @@
+//! Runs one answer for any HTTP surface (`/api/query`, `/v1/chat/completions`): admission, the
+//! request's time limit, cancellation when the client hangs up or the server stops, and the
+//! query latency metric. Surfaces only translate their request into an [`AnswerJob`] and the
+//! outcome into their own wire format.
+
+use crate::error::ApiError;
+use crate::state::SharedState;
+use shiori_core::{Answer, Filters, RetrievalConfig};
+use shiori_engine::{check_query, AnswerEvent, AskOptions, Engine, Listener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+
+/// Events buffered between the answering thread and a slow client.
+const STREAM_BUFFER: usize = 64;
+
+/// One question with its settings, as every surface hands it over.
+pub struct AnswerJob {
+    pub engine: Arc<Engine>,
+    pub question: String,
+    pub retrieval: RetrievalConfig,
+    pub filters: Filters,
+    pub options: AskOptions,
+}
+
+/// What a streamed answer sends: its events as they happen, then its end.
+pub enum Streamed {
+    Event(AnswerEvent),
+    Done(Box<Answer>),
+    Failed(ApiError),
+}
+
+/// Sets its flag when dropped: a handler future dropped (client gone, time limit) cancels the
+/// answer it started.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A checked job with its cancellation flags, ready for a blocking thread.
+struct Running {
+    job: AnswerJob,
+    cancel: Arc<AtomicBool>,
+    /// Set when the request's time limit cancelled the answer.
+    timed_out: Arc<AtomicBool>,
+    limit: Duration,
+}
+
+impl Running {
+    fn run(&self, on_event: Option<&(dyn Fn(AnswerEvent) + Sync)>) -> Result<Answer, ApiError> {
+        let listener = Listener {
+            on_event,
+            cancel: Some(&self.cancel),
+        };
+        let job = &self.job;
+        job.engine
+            .answer(
+                &job.question,
+                &job.retrieval,
+                &job.filters,
+                &job.options,
+                &listener,
+            )
+            .map_err(|error| match self.timed_out.load(Ordering::Relaxed) {
+                true => ApiError::Timeout {
+                    seconds: self.limit.as_secs(),
+                },
+                false => ApiError::from(error),
+            })
+    }
+}
+
+/// Checks the job, waits for a query slot and arms the time limit; errors here are the
+/// request's (400, 503) and come before any response starts.
+async fn start(
+    state: &SharedState,
+    job: AnswerJob,
+) -> Result<
+    (
+        Running,
+        tokio::sync::OwnedSemaphorePermit,
+        tokio::task::JoinHandle<()>,
+    ),
+    ApiError,
+> {
+    check_query(&job.question, &job.retrieval)?;
+    let permit = crate::admission::admit(state).await?;
+    let running = Running {
+        job,
+        cancel: Arc::new(AtomicBool::new(false)),
+        timed_out: Arc::new(AtomicBool::new(false)),
+        limit: state.options.request_timeout,
+    };
+    let timer = tokio::spawn(cancel_on_limit_or_shutdown(
+        running.limit,
+        state.shutdown.subscribe(),
+        Arc::clone(&running.cancel),
+        Arc::clone(&running.timed_out),
+    ));
+    Ok((running, permit, timer))
+}
+
+/// Answers `job` whole.
+pub async fn answer(state: &SharedState, job: AnswerJob) -> Result<Answer, ApiError> {
+    // Latency counts from arrival, so time spent waiting for a slot is in the histogram.
+    let started = Instant::now();
+    let (running, permit, timer) = start(state, job).await?;
+    let _cancel_on_drop = CancelOnDrop(Arc::clone(&running.cancel));
+    let answer = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        running.run(None)
+    })
+    .await;
+    timer.abort();
+    state.metrics.record_query(started.elapsed().as_secs_f64());
+    answer?
+}
+
+/// Answers `job` on a blocking thread, sending its events as they happen and then its end; a
+/// receiver dropped (the client hung up) stops the answer at its next step or token.
+pub async fn answer_streamed(
+    state: &SharedState,
+    job: AnswerJob,
+) -> Result<mpsc::Receiver<Streamed>, ApiError> {
+    let started = Instant::now();
+    let (running, permit, timer) = start(state, job).await?;
+    let (sender, receiver) = mpsc::channel::<Streamed>(STREAM_BUFFER);
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let send = |streamed: Streamed| {
+            if sender.blocking_send(streamed).is_err() {
+                running.cancel.store(true, Ordering::Relaxed);
+            }
+        };
+        let outcome = running.run(Some(&|event| send(Streamed::Event(event))));
+        timer.abort();
+        state.metrics.record_query(started.elapsed().as_secs_f64());
+        send(match outcome {
+            Ok(answer) => Streamed::Done(Box::new(answer)),
+            Err(error) => Streamed::Failed(error),
+        });
+    });
+    Ok(receiver)
+}
+
+/// Cancels an answer once it has run for `limit` (noting that in `timed_out`) or the server is
+/// stopping.
+async fn cancel_on_limit_or_shutdown(
+    limit: Duration,
+    mut shutdown: watch::Receiver<bool>,
+    cancel: Arc<AtomicBool>,
+    timed_out: Arc<AtomicBool>,
+) {
+    tokio::select! {
+        () = tokio::time::sleep(limit) => timed_out.store(true, Ordering::Relaxed),
+        _ = shutdown.wait_for(|stopping| *stopping) => {}
+    }
+    cancel.store(true, Ordering::Relaxed);
+}
