@@ -116,12 +116,12 @@ impl ShownPaths {
         let source_prefix = filters
             .source_prefix
             .as_ref()
-            .map(|prefix| self.stored(prefix));
+            .map(|prefix| self.stored_path(prefix));
         let doc_ids = filters
             .doc_ids
             .iter()
             .flat_map(|id| {
-                let stored = self.stored(id);
+                let stored = self.stored_path(id);
                 let also_stored = (stored != *id).then_some(stored);
                 std::iter::once(id.clone()).chain(also_stored)
             })
@@ -136,7 +136,7 @@ impl ShownPaths {
     /// The stored form of a shown path: absolute ones stay; relative ones start from the outside
     /// folder their first component names, or else from the root. A trailing `/` (a folder
     /// prefix) is kept.
-    fn stored(&self, shown: &str) -> String {
+    fn stored_path(&self, shown: &str) -> String {
         let relative = Path::new(shown);
         if relative.is_absolute() {
             return shown.to_string();

@@ -9,6 +9,7 @@ mod answering;
 mod api;
 mod error;
 mod json;
+mod mcp;
 mod metrics;
 mod openai;
 mod progress;
@@ -40,6 +41,8 @@ pub enum ServerError {
     ThreadPool(#[from] rayon::ThreadPoolBuildError),
     #[error("invalid CORS origin {0:?}")]
     CorsOrigin(String),
+    #[error("MCP over stdio: {0}")]
+    Mcp(String),
     #[error(
         "refusing to serve {0} without an API key: anyone who reaches it could read and change \
          the index. Set SHIORI_API_KEY, listen on 127.0.0.1, or pass --insecure-no-auth"
@@ -120,6 +123,26 @@ impl Server {
                 tokio::time::sleep(SHUTDOWN_GRACE).await;
             } => {}
         }
+        Ok(())
+    }
+
+    /// Serves MCP over stdin and stdout (`shiori mcp`) until the client closes them.
+    pub fn run_mcp_stdio(self) -> Result<(), ServerError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let handler = mcp::McpHandler::new(Arc::clone(&self.state));
+        runtime.block_on(async move {
+            let running = rmcp::ServiceExt::serve(handler, rmcp::transport::stdio())
+                .await
+                .map_err(|error| ServerError::Mcp(error.to_string()))?;
+            running
+                .waiting()
+                .await
+                .map_err(|error| ServerError::Mcp(error.to_string()))?;
+            Ok::<_, ServerError>(())
+        })?;
+        runtime.shutdown_timeout(Duration::from_millis(500));
         Ok(())
     }
 

@@ -32,6 +32,7 @@ fn routes(server: &TestServer) -> Vec<(Method, String)> {
         (Method::GET, "/v1/models"),
         (Method::POST, "/v1/chat/completions"),
         (Method::POST, "/v1/embeddings"),
+        (Method::POST, "/mcp"),
     ]
     .into_iter()
     .map(|(method, path)| (method, server.url(path)))
@@ -101,6 +102,9 @@ async fn simple_cross_site_writes_are_refused_and_change_nothing() {
         post("/v1/embeddings")
             .header("content-type", "text/plain")
             .body(r#"{"input": "x"}"#),
+        post("/mcp")
+            .header("content-type", "text/plain")
+            .body(r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#),
         post("/v1/chat/completions").json(
             &json!({"model": "shiori", "messages": [{"role": "user", "content": "VPN password?"}]}),
         ),

@@ -129,8 +129,11 @@ pub enum Command {
         #[arg(long)]
         to: String,
     },
-    /// Serve the HTTP API and the web page. `SHIORI_API_KEY` set = every /api route needs
-    /// `Authorization: Bearer <key>`.
+    /// Serve the Model Context Protocol over stdin/stdout (tools search, ask, list_documents,
+    /// get_document; documents as resources) for agents such as Claude Desktop and Cursor
+    Mcp,
+    /// Serve the HTTP API, the OpenAI-compatible /v1 API, MCP at /mcp and the web page.
+    /// `SHIORI_API_KEY` set = every /api, /v1 and /mcp route needs `Authorization: Bearer <key>`.
     Serve {
         /// Where to listen; an address other than loopback needs SHIORI_API_KEY (or
         /// --insecure-no-auth).

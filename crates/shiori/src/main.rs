@@ -267,6 +267,11 @@ fn run(cli: &Cli) -> Result<()> {
             });
             output::print(cli.json, &value, || output::vectors(&vectors))
         }
+        Command::Mcp => {
+            let engine = open_engine(cli, &home)?;
+            Server::new(engine, ServerOptions::default())?.run_mcp_stdio()?;
+            Ok(())
+        }
         Command::Serve {
             addr,
             cors_origins,

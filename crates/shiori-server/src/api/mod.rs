@@ -9,6 +9,7 @@ mod system;
 pub use query::QueryRequest;
 
 use crate::error::ApiError;
+use crate::mcp::McpHandler;
 use crate::openai;
 use crate::state::SharedState;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
@@ -18,7 +19,10 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
 /// Every route the server answers, with auth, limits, timeouts and request metrics.
 pub fn router(state: SharedState) -> Router {
@@ -48,6 +52,7 @@ pub fn router(state: SharedState) -> Router {
         .route("/v1/models", get(openai::models))
         .route("/v1/chat/completions", post(openai::chat_completions))
         .route("/v1/embeddings", post(openai::embeddings))
+        .nest_service("/mcp", mcp_service(&state))
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
@@ -59,7 +64,19 @@ pub fn router(state: SharedState) -> Router {
         .with_state(state)
 }
 
-/// With an API key configured, `/api/...` and `/v1/...` need `Authorization: Bearer <key>`;
+/// MCP over streamable HTTP. The `Host` and `Origin` checks are the guard's, as for every
+/// route; open sessions end with the server's shutdown grace.
+fn mcp_service(state: &SharedState) -> StreamableHttpService<McpHandler, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default().disable_allowed_hosts();
+    let handler_state = state.clone();
+    StreamableHttpService::new(
+        move || Ok(McpHandler::new(handler_state.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// With an API key configured, `/api/...`, `/v1/...` and `/mcp` need `Authorization: Bearer <key>`;
 /// the page, its assets, `/healthz` and `/metrics` stay open.
 async fn authorize(State(state): State<SharedState>, request: Request, next: Next) -> Response {
     let Some(key) = state.options.api_key.as_deref() else {
@@ -84,8 +101,8 @@ async fn authorize(State(state): State<SharedState>, request: Request, next: Nex
     }
 }
 
-/// The routes behind the API key: Shiori's own API and the OpenAI-compatible one.
-const PROTECTED_PREFIXES: [&str; 2] = ["/api/", "/v1/"];
+/// The routes behind the API key: Shiori's own API, the OpenAI-compatible one and MCP.
+const PROTECTED_PREFIXES: [&str; 3] = ["/api/", "/v1/", "/mcp"];
 
 /// Compares digests, so neither the contents nor the length of the key leak through timing.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -1,0 +1,398 @@
+//! The Model Context Protocol face (rmcp): tools `search`, `ask`, `list_documents` and
+//! `get_document`, and every indexed file as a resource `shiori://documents/{id}`. One handler
+//! serves stdio (`shiori mcp`) and streamable HTTP (`/mcp` on `shiori serve`); it answers through
+//! the same `answering` path and engine calls as the HTTP API. Bad arguments are tool errors the
+//! agent reads, never protocol failures.
+
+use crate::answering::{self, AnswerJob};
+use crate::error::ApiError;
+use crate::state::SharedState;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use shiori_core::{Answer, Filters, Hit, RetrievalConfig, RetrievalMode};
+use shiori_engine::{check_query, AskOptions, PipelineKind};
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// Where documents live as resources.
+const DOCUMENT_URI: &str = "shiori://documents/";
+
+/// The MCP server over one running engine.
+#[derive(Clone)]
+pub struct McpHandler {
+    state: SharedState,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    /// What to look for, in Japanese or English.
+    query: String,
+    /// How many passages to return (1-50; default from shiori.toml).
+    top_k: Option<usize>,
+    /// Which retrievers run: dense, bm25 or hybrid (default from shiori.toml).
+    mode: Option<ModeArg>,
+    /// Only passages of this project (`[projects.NAME]` in shiori.toml).
+    project: Option<String>,
+    /// Only passages whose source path starts with this (e.g. "docs/").
+    source_prefix: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ModeArg {
+    Dense,
+    Bm25,
+    Hybrid,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AskArgs {
+    /// The question, in Japanese or English.
+    question: String,
+    /// Answer pipeline (extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative,
+    /// agentic, reflective); default from shiori.toml.
+    pipeline: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListDocumentsArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetDocumentArgs {
+    /// A document id as `list_documents` or a search hit's `source` shows it.
+    id: String,
+}
+
+impl McpHandler {
+    pub fn new(state: SharedState) -> McpHandler {
+        McpHandler { state }
+    }
+
+    fn tools() -> Vec<Tool> {
+        vec![
+            tool::<SearchArgs>(
+                "search",
+                "Search the indexed documents (Japanese and English) and return the best \
+                 passages with their source, title and score. Use it to find what the documents \
+                 say before answering.",
+            ),
+            tool::<AskArgs>(
+                "ask",
+                "Answer a question from the indexed documents with numbered citations [n] to \
+                 the sources listed after the answer, or refuse when the documents do not \
+                 contain the answer.",
+            ),
+            tool::<ListDocumentsArgs>(
+                "list_documents",
+                "List the ids of every indexed file; each is also the resource \
+                 shiori://documents/{id}.",
+            ),
+            tool::<GetDocumentArgs>(
+                "get_document",
+                "Read one indexed document by id: all its chunks, in order.",
+            ),
+        ]
+    }
+
+    async fn run_tool(&self, name: &str, args: Map<String, Value>) -> Result<Reply, ApiError> {
+        match name {
+            "search" => self.search(parse(args)?).await,
+            "ask" => self.ask(parse(args)?).await,
+            "list_documents" => {
+                parse::<ListDocumentsArgs>(args)?;
+                self.list_documents().await
+            }
+            "get_document" => self.get_document(parse(args)?).await,
+            other => Err(ApiError::NotFound(format!(
+                "no tool {other:?}; the tools are search, ask, list_documents, get_document"
+            ))),
+        }
+    }
+
+    async fn search(&self, args: SearchArgs) -> Result<Reply, ApiError> {
+        let engine = self.state.engine();
+        let base = &engine.config.retrieval;
+        let retrieval = RetrievalConfig {
+            top_k: args.top_k.unwrap_or(base.top_k),
+            mode: args.mode.map_or(base.mode, ModeArg::mode),
+            ..base.clone()
+        };
+        check_query(&args.query, &retrieval)?;
+        let filters = Filters {
+            projects: args.project.into_iter().collect(),
+            source_prefix: args.source_prefix,
+            ..Filters::default()
+        };
+        let retrieved =
+            tokio::task::spawn_blocking(move || engine.search(&args.query, &retrieval, &filters))
+                .await??;
+        Ok(Reply {
+            text: hits_text(&retrieved.hits),
+            structured: json!({"hits": retrieved.hits}),
+        })
+    }
+
+    async fn ask(&self, args: AskArgs) -> Result<Reply, ApiError> {
+        let pipeline = args
+            .pipeline
+            .map(|name| name.parse::<PipelineKind>())
+            .transpose()
+            .map_err(|error| ApiError::BadRequest(format!("pipeline: {error}")))?;
+        let engine = self.state.engine();
+        let job = AnswerJob {
+            retrieval: engine.config.retrieval.clone(),
+            engine,
+            question: args.question,
+            filters: Filters::default(),
+            options: AskOptions {
+                pipeline,
+                rerank: false,
+            },
+        };
+        let answer = answering::answer(&self.state, job).await?;
+        Ok(Reply {
+            text: answer_text(&answer),
+            structured: serde_json::to_value(&answer).unwrap_or_default(),
+        })
+    }
+
+    async fn list_documents(&self) -> Result<Reply, ApiError> {
+        let ids = self.document_ids().await?;
+        Ok(Reply {
+            text: ids.join("\n"),
+            structured: json!({"documents": ids}),
+        })
+    }
+
+    async fn get_document(&self, args: GetDocumentArgs) -> Result<Reply, ApiError> {
+        let chunks = self.document_chunks(&args.id).await?;
+        let text = chunks
+            .iter()
+            .map(|chunk| chunk.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        Ok(Reply {
+            text,
+            structured: json!({"id": args.id, "chunks": chunks}),
+        })
+    }
+
+    /// Every indexed file, by its shown path.
+    async fn document_ids(&self) -> Result<Vec<String>, ApiError> {
+        let engine = self.state.engine();
+        Ok(tokio::task::spawn_blocking(move || {
+            let shown = engine.shown_paths();
+            engine
+                .files()
+                .map(|files| files.iter().map(|file| shown.show(file)).collect())
+        })
+        .await??)
+    }
+
+    /// The chunks of the indexed file shown as `id`; a 404 when there is none. The id is looked
+    /// up among the shown paths, since a path outside every known folder is not reversible.
+    async fn document_chunks(&self, id: &str) -> Result<Vec<shiori_core::Chunk>, ApiError> {
+        let engine = self.state.engine();
+        let wanted = id.to_string();
+        let chunks = tokio::task::spawn_blocking(move || {
+            let shown = engine.shown_paths();
+            match engine
+                .files()?
+                .into_iter()
+                .find(|file| shown.show(file) == wanted)
+            {
+                Some(file) => engine.file_chunks(&file),
+                None => Ok(Vec::new()),
+            }
+        })
+        .await??;
+        if chunks.is_empty() {
+            return Err(ApiError::NotFound(format!(
+                "id: no indexed document {id:?}; list_documents lists them"
+            )));
+        }
+        Ok(chunks)
+    }
+}
+
+impl ModeArg {
+    fn mode(self) -> RetrievalMode {
+        match self {
+            ModeArg::Dense => RetrievalMode::Dense,
+            ModeArg::Bm25 => RetrievalMode::Bm25,
+            ModeArg::Hybrid => RetrievalMode::Hybrid,
+        }
+    }
+}
+
+/// What a tool returns: text an agent can quote, and the same as structured content.
+struct Reply {
+    text: String,
+    structured: Value,
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("shiori", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Shiori searches and answers from a company's indexed documents (Japanese and \
+             English). Use `search` to find passages, `ask` for a cited answer or a refusal, \
+             and `get_document` to read a whole document.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(McpHandler::tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        McpHandler::tools()
+            .into_iter()
+            .find(|tool| tool.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let result = match self.run_tool(&request.name, args).await {
+            Ok(reply) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+                result.structured_content = Some(reply.structured);
+                result
+            }
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "{}: {}",
+                error.code(),
+                self.state.engine().shown_paths().redact(&error.to_string())
+            ))]),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let ids = self.document_ids().await.map_err(internal)?;
+        let resources = ids
+            .into_iter()
+            .map(|id| {
+                Resource::new(format!("{DOCUMENT_URI}{id}"), id.clone())
+                    .with_mime_type("text/plain")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let Some(id) = uri.strip_prefix(DOCUMENT_URI) else {
+            return Err(ErrorData::resource_not_found(
+                format!("{uri}: resources are {DOCUMENT_URI}{{id}}"),
+                None,
+            ));
+        };
+        let chunks = self
+            .document_chunks(id)
+            .await
+            .map_err(|error| ErrorData::resource_not_found(error.to_string(), None))?;
+        let text = chunks
+            .iter()
+            .map(|chunk| chunk.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri.clone())]).into())
+    }
+}
+
+/// A tool whose input schema is `Args`'s.
+fn tool<Args: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
+    let schema = serde_json::to_value(schemars::schema_for!(Args)).unwrap_or_default();
+    let schema = match schema {
+        Value::Object(object) => object,
+        _ => Map::new(),
+    };
+    Tool::new(name, description, Arc::new(schema))
+}
+
+/// A tool's arguments, or a 400 naming what is wrong with them.
+fn parse<Args: DeserializeOwned>(args: Map<String, Value>) -> Result<Args, ApiError> {
+    serde_json::from_value(Value::Object(args))
+        .map_err(|error| ApiError::BadRequest(format!("invalid arguments: {error}")))
+}
+
+fn internal(error: ApiError) -> ErrorData {
+    ErrorData::internal_error(error.to_string(), None)
+}
+
+/// Hits as numbered lines an agent can quote.
+fn hits_text(hits: &[Hit]) -> String {
+    if hits.is_empty() {
+        return "No passages found.".to_string();
+    }
+    let mut text = String::new();
+    for (index, hit) in hits.iter().enumerate() {
+        let chunk = &hit.chunk;
+        let _ = writeln!(
+            text,
+            "[{}] {} ({}) score {:.3}\n{}\n",
+            index + 1,
+            chunk.title,
+            chunk.source,
+            hit.score,
+            chunk.text
+        );
+    }
+    text
+}
+
+/// The answer, then the sources its `[n]` markers point at.
+fn answer_text(answer: &Answer) -> String {
+    let mut text = answer.answer.clone();
+    if answer.refused {
+        return text;
+    }
+    text.push_str("\n\nSources:");
+    for (index, source) in answer.sources.iter().enumerate() {
+        let _ = write!(
+            text,
+            "\n[{}] {} ({})",
+            index + 1,
+            source.title,
+            source.source
+        );
+    }
+    text
+}
