@@ -5,8 +5,11 @@ use crate::{Config, EngineError, Progress, StoreConfig, StoreKind};
 use serde::Serialize;
 use shiori_analysis::JapaneseTokenization;
 use shiori_models::assets::ShioriHome;
-use shiori_store::{stored_embedder, DocumentStore, FileChange, Store, StoreOptions};
-use shiori_store_postgres::{PostgresOptions, PostgresStore};
+use shiori_store::{
+    stored_embedder, ConversationStore, DocumentStore, FileChange, SqliteConversations, Store,
+    StoreOptions,
+};
+use shiori_store_postgres::{PostgresConversations, PostgresOptions, PostgresStore};
 use std::path::Path;
 use std::time::Instant;
 
@@ -21,6 +24,17 @@ pub(crate) fn open_store(
     Ok(match config.kind {
         StoreKind::Embedded => Box::new(Store::open(data_dir, options)?),
         StoreKind::Postgres => Box::new(PostgresStore::open(&config.postgres(None)?, options)?),
+    })
+}
+
+/// The configured backend's conversations, on a connection of their own.
+pub(crate) fn open_conversations(
+    data_dir: &Path,
+    config: &StoreConfig,
+) -> Result<Box<dyn ConversationStore>, EngineError> {
+    Ok(match config.kind {
+        StoreKind::Embedded => Box::new(SqliteConversations::open(data_dir)?),
+        StoreKind::Postgres => Box::new(PostgresConversations::open(&config.postgres(None)?)?),
     })
 }
 

@@ -10,7 +10,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use shiori_core::{Filters, RetrievalConfig, RetrievalMode};
+use shiori_core::{ConversationId, Filters, RetrievalConfig, RetrievalMode};
 use shiori_engine::{check_query, AnswerEvent, AskOptions, Engine, Listener, PipelineKind};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +39,9 @@ pub struct QueryRequest {
     /// Reorder retrieved chunks with the configured LLM reranker (`--rerank`).
     #[serde(default)]
     pub rerank: bool,
+    /// Ask as the next turn of this conversation (from `POST /api/conversations`); without it
+    /// the question stands alone.
+    pub conversation_id: Option<ConversationId>,
 }
 
 impl QueryRequest {
@@ -83,6 +86,7 @@ impl Job {
         let options = AskOptions {
             pipeline: self.request.pipeline,
             rerank: self.request.rerank,
+            conversation: self.request.conversation_id.clone(),
         };
         let listener = Listener {
             on_event,
@@ -117,6 +121,11 @@ pub async fn query(
     let engine = state.engine();
     let retrieval = request.retrieval(&engine.config.retrieval);
     check_query(&request.question, &retrieval)?;
+    if let Some(id) = request.conversation_id.clone() {
+        // Checked before a stream starts, so an unknown id is a 404 and not an `error` event.
+        let engine = Arc::clone(&engine);
+        tokio::task::spawn_blocking(move || engine.conversation(&id)).await??;
+    }
     // Latency counts from arrival, so time spent waiting for a slot is in the histogram.
     let started = Instant::now();
     let permit = crate::admission::admit(&state).await?;
