@@ -47,7 +47,7 @@ impl PostgresConversations {
         transaction.execute(
             "INSERT INTO conversation_turns
              (conversation_id, position, question, answer, refused, sources, at_ms)
-             VALUES ($1, $2, $3, $4, $5, $6::JSONB, $7)",
+             VALUES ($1, $2, $3, $4, $5, $6::TEXT::JSONB, $7)",
             &[
                 &id.as_str(),
                 &(position as i32),
