@@ -96,22 +96,6 @@ impl PostgresConversations {
             turns,
         }))
     }
-
-    fn list(&self) -> Result<Vec<(String, String, i64, i64, i64)>, PostgresError> {
-        let rows = self.client()?.query(
-            "SELECT c.id, COALESCE(first.question, ''), c.created_ms, c.updated_ms,
-                    (SELECT COUNT(*) FROM conversation_turns t WHERE t.conversation_id = c.id)
-             FROM conversations c
-             LEFT JOIN conversation_turns first
-                 ON first.conversation_id = c.id AND first.position = 0
-             ORDER BY c.updated_ms DESC, c.id",
-            &[],
-        )?;
-        Ok(rows
-            .iter()
-            .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4)))
-            .collect())
-    }
 }
 
 impl ConversationStore for PostgresConversations {
@@ -134,15 +118,26 @@ impl ConversationStore for PostgresConversations {
     }
 
     fn conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
-        self.list()?
-            .into_iter()
-            .map(|(id, title, created_ms, updated_ms, turns)| {
+        let rows = self
+            .client()?
+            .query(
+                "SELECT c.id, COALESCE(first.question, ''), c.created_ms, c.updated_ms,
+                        (SELECT COUNT(*) FROM conversation_turns t WHERE t.conversation_id = c.id)
+                 FROM conversations c
+                 LEFT JOIN conversation_turns first
+                     ON first.conversation_id = c.id AND first.position = 0
+                 ORDER BY c.updated_ms DESC, c.id",
+                &[],
+            )
+            .map_err(PostgresError::from)?;
+        rows.iter()
+            .map(|row| {
                 Ok(ConversationSummary {
-                    id: stored_id(id)?,
-                    title,
-                    turns: turns as usize,
-                    created_ms,
-                    updated_ms,
+                    id: stored_id(row.get(0))?,
+                    title: row.get(1),
+                    created_ms: row.get(2),
+                    updated_ms: row.get(3),
+                    turns: row.get::<_, i64>(4) as usize,
                 })
             })
             .collect()

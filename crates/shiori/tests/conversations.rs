@@ -273,6 +273,17 @@ fn chat_resumes_lists_sources_and_resets(backend: Backend) {
         "{condense}"
     );
 
+    // Only the newest turn fits in 100 tokens: the older questions drop out.
+    append_config(data, "[pipeline]\nhistory_tokens = 100\n");
+    let bounded = run_json(
+        data,
+        &["ask", "--conversation", id, "What about the Starter plan?"],
+    );
+    assert_eq!(
+        step(&bounded, "condense").unwrap()["output"],
+        "What about the Starter plan? And on Enterprise?"
+    );
+
     let unknown = "0".repeat(32);
     let output = run(
         data,
