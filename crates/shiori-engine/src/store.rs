@@ -74,6 +74,8 @@ pub struct MigrationReport {
     pub embedder: String,
     pub files: usize,
     pub chunks_added: usize,
+    /// Conversations that got turns (or were created) in the database.
+    pub conversations: usize,
     pub elapsed_ms: f64,
 }
 
@@ -123,6 +125,37 @@ pub fn migrate_store(
     }
     progress.finish();
     target.commit()?;
+    report.conversations = copy_conversations(
+        &SqliteConversations::open(from)?,
+        &PostgresConversations::open(to)?,
+    )?;
     report.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(report)
+}
+
+/// Copies the turns `to` lacks of every conversation in `from`, so an interrupted copy resumes
+/// where it stopped; returns how many conversations changed.
+fn copy_conversations(
+    from: &dyn ConversationStore,
+    to: &dyn ConversationStore,
+) -> Result<usize, EngineError> {
+    let mut changed = 0;
+    for summary in from.conversations()? {
+        let Some(conversation) = from.conversation(&summary.id)? else {
+            continue;
+        };
+        let copied = match to.conversation(&summary.id)? {
+            Some(existing) => existing.turns.len(),
+            None => {
+                to.create_conversation(&summary.id, conversation.created_ms)?;
+                changed += usize::from(conversation.turns.is_empty());
+                0
+            }
+        };
+        for turn in conversation.turns.iter().skip(copied) {
+            to.append_turn(&summary.id, turn)?;
+        }
+        changed += usize::from(conversation.turns.len() > copied);
+    }
+    Ok(changed)
 }
