@@ -124,6 +124,10 @@ fn condense(run: &mut Run<'_, '_>, question: &str, recent: &[Turn]) -> Result<Co
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{completion, llm_server, model, one_model_pipelines, FixedCorpus};
+    use crate::PipelineParams;
+    use shiori_core::PriceTable;
+    use shiori_mock::Reply;
 
     fn turn(question: &str, answer: &str) -> Turn {
         Turn {
@@ -153,5 +157,35 @@ mod tests {
     fn a_follow_up_leads_the_recent_questions() {
         let turns = [turn("one", ""), turn("two", ""), turn("three", "")];
         assert_eq!(with_recent_questions("four", &turns), "four\nthree\ntwo");
+    }
+
+    #[test]
+    fn a_failed_rewrite_searches_with_the_recent_questions_and_says_so() {
+        let server = llm_server(|system, _, _| match system.starts_with("Rewrite") {
+            true => Reply::status(400, r#"{"error":{"message":"context overflow"}}"#),
+            false => completion("WireGuard, from the IT portal [1]."),
+        });
+        let chat = model(&server, "scripted");
+        let corpus = FixedCorpus::new(&[("vpn", "Connect from home with the WireGuard client.")]);
+        let prices = PriceTable::default();
+        let pipelines = one_model_pipelines(&corpus, &chat, &prices, PipelineParams::default());
+        let history = [turn("How do I connect to the VPN?", "Use WireGuard.")];
+        let answer = pipelines
+            .answer_in_conversation(
+                "And from home?",
+                &history,
+                &[PipelineKind::Basic],
+                &Listener::default(),
+            )
+            .unwrap();
+        let joined = "And from home?\nHow do I connect to the VPN?";
+        assert_eq!(corpus.queries()[0].0, joined);
+        let condense = &answer.trace.steps[0];
+        assert_eq!(condense.step, "condense");
+        assert!(condense.input.contains("context overflow"), "{condense:?}");
+        let degraded = answer.degraded.clone().unwrap_or_default();
+        assert!(degraded.starts_with("condense failed"), "{degraded}");
+        assert_eq!(server.requests().len(), 2, "the rewrite, then the answer");
+        assert!(!answer.refused, "{answer:?}");
     }
 }
