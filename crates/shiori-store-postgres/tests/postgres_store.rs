@@ -307,7 +307,7 @@ fn an_unmigrated_database_is_refused_with_a_hint() {
     assert!(error.contains("shiori init"), "{error}");
 }
 
-#[path = "../../shiori-store/tests/conversation_checks.rs"]
+#[path = "../../shiori-store/tests/conversation_checks/mod.rs"]
 mod conversation_checks;
 
 #[test]

@@ -320,7 +320,6 @@ fn a_pinned_store_keeps_reading_what_was_committed_when_it_was_pinned() {
     assert!(keyword_doc_ids(&fresh, "apples").is_empty());
 }
 
-#[path = "conversation_checks.rs"]
 mod conversation_checks;
 
 #[test]
