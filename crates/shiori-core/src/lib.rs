@@ -4,6 +4,7 @@
 //! pipeline and the configuration types stored in `shiori.toml`.
 
 mod config;
+mod conversation;
 mod generation;
 mod seams;
 mod trace;
@@ -11,6 +12,9 @@ mod types;
 
 pub use config::{
     ChunkerConfig, ChunkerKind, FusionKind, RetrievalConfig, RetrievalMode, TimeDecay,
+};
+pub use conversation::{
+    Conversation, ConversationId, ConversationSummary, InvalidConversationId, Turn, TurnSource,
 };
 pub use generation::{
     ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, RerankError, Reranker, Role,

@@ -151,6 +151,9 @@ pub struct Answer {
     #[serde(default)]
     pub degraded: Option<String>,
     pub timings_ms: Timings,
+    /// The conversation this answer is a turn of; absent for a stand-alone question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<crate::ConversationId>,
 }
 
 #[cfg(test)]

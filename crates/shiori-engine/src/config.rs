@@ -207,6 +207,9 @@ pub struct PipelineConfig {
     /// Generative pipelines refuse without calling a model when the question's own retrieval
     /// fails the refusal gate (CRAG with a web search searches the web instead).
     pub refuse_irrelevant: bool,
+    /// Tokens of a conversation's earlier turns a follow-up is rewritten with (the oldest
+    /// turns are dropped first).
+    pub history_tokens: usize,
 }
 
 impl Default for PipelineConfig {
@@ -229,6 +232,7 @@ impl Default for PipelineConfig {
             max_steps: 4,
             max_tokens: 800,
             refuse_irrelevant: true,
+            history_tokens: 1_000,
         }
     }
 }

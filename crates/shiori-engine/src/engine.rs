@@ -1,28 +1,36 @@
+use crate::conversation::now_ms;
 use crate::generation::build_api_embedder;
-use crate::store::open_store;
+use crate::store::{open_conversations, open_store};
 use crate::{
     check_query, Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig,
     ShownPaths,
 };
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{Answer, Chunk, Embedder, Filters, Reranker, RetrievalConfig};
+use shiori_core::{
+    Answer, Chunk, ConversationId, Embedder, Filters, Reranker, RetrievalConfig, Turn,
+};
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder, Precision,
 };
 use shiori_rag::{rerank, Listener, PipelineKind, PipelineParams, Pipelines, RagError, Retrieval};
 use shiori_retrieve::{merge_two_stage, Retrieved, Retriever};
-use shiori_store::{reembed, DocumentStore, StoreOptions, StoreStats};
+use shiori_store::{reembed, ConversationStore, DocumentStore, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 /// Chunks re-embedded per cache round-trip.
 const REEMBED_BATCH: usize = 256;
 
-/// How `ask` answers: a pipeline (the configured default otherwise), reranked or not.
+/// How `ask` answers: a pipeline (the configured default otherwise), reranked or not, and as a
+/// stand-alone question or the next turn of a conversation.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AskOptions {
     pub pipeline: Option<PipelineKind>,
     pub rerank: bool,
+    pub conversation: Option<ConversationId>,
+    /// Earlier turns the caller keeps itself (the OpenAI API sends them as `messages`), for a
+    /// question asked outside a stored conversation.
+    pub history: Vec<Turn>,
 }
 
 /// One data directory, opened: its config, store, embedder and embedding cache.
@@ -36,6 +44,7 @@ pub struct Engine {
     pub(crate) cache: Arc<EmbeddingCache>,
     japanese: JapaneseTokenization,
     pub(crate) store: Box<dyn DocumentStore>,
+    pub(crate) conversations: Box<dyn ConversationStore>,
     /// Chat models and web search, built from `config` on first use and kept: a local GGUF
     /// model takes seconds to load, and evaluation asks once per query.
     generation: OnceLock<Generation>,
@@ -99,6 +108,7 @@ impl Engine {
                 reembed,
             },
         )?;
+        let conversations = open_conversations(data_dir, &config.store)?;
         Ok(Engine {
             shown_paths: ShownPaths::new(
                 &config.source_root(data_dir),
@@ -110,6 +120,7 @@ impl Engine {
             cache,
             japanese,
             store,
+            conversations,
             generation: OnceLock::new(),
         })
     }
@@ -231,7 +242,9 @@ impl Engine {
     }
 
     /// The one answer path of every surface: checks the query ([`check_query`]), then runs the
-    /// chosen pipeline and its fallbacks, reporting steps and tokens to `listener`.
+    /// chosen pipeline and its fallbacks, reporting steps and tokens to `listener`. In a
+    /// conversation the question is condensed with the earlier turns first, and the answer is
+    /// kept as the conversation's next turn.
     pub fn answer(
         &self,
         question: &str,
@@ -241,6 +254,17 @@ impl Engine {
         listener: &Listener<'_>,
     ) -> Result<Answer, EngineError> {
         check_query(question, retrieval)?;
+        let history = match &options.conversation {
+            Some(_) if !options.history.is_empty() => {
+                return Err(EngineError::Invalid(
+                    "a question continues either a stored conversation or the turns it is \
+                     given, not both"
+                        .into(),
+                ))
+            }
+            Some(id) => self.conversation(id)?.turns,
+            None => options.history.clone(),
+        };
         let generation = self.generation()?;
         let chain = generation.chain(options.pipeline);
         let corpus = |query: &str, k: usize| -> Result<Retrieval, RagError> {
@@ -276,9 +300,15 @@ impl Engine {
                 rrf_k: retrieval.rrf_k,
                 max_tokens: Some(pipeline.max_tokens),
                 refuse_irrelevant: pipeline.refuse_irrelevant,
+                history_tokens: pipeline.history_tokens,
             },
         };
-        Ok(pipelines.answer_with(question, &chain, listener)?)
+        let mut answer = pipelines.answer_in_conversation(question, &history, &chain, listener)?;
+        if let Some(id) = &options.conversation {
+            self.record_turn(id, &Turn::new(question, &answer, now_ms()))?;
+            answer.conversation_id = Some(id.clone());
+        }
+        Ok(answer)
     }
 
     /// Recomputes every stored chunk's vector with the configured embedder (through the

@@ -37,4 +37,8 @@ pub enum EngineError {
     Watch(#[from] crate::watch::WatchError),
     #[error("{0}")]
     Invalid(String),
+    #[error("no random source for a conversation id: {0}")]
+    Random(getrandom::Error),
+    #[error("no conversation with conversation_id {0}")]
+    UnknownConversation(shiori_core::ConversationId),
 }

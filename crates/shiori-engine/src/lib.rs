@@ -3,6 +3,7 @@
 //! and the HTTP server are thin layers over it.
 
 mod config;
+mod conversation;
 mod embedding;
 mod engine;
 mod error;

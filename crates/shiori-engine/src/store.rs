@@ -5,8 +5,11 @@ use crate::{Config, EngineError, Progress, StoreConfig, StoreKind};
 use serde::Serialize;
 use shiori_analysis::JapaneseTokenization;
 use shiori_models::assets::ShioriHome;
-use shiori_store::{stored_embedder, DocumentStore, FileChange, Store, StoreOptions};
-use shiori_store_postgres::{PostgresOptions, PostgresStore};
+use shiori_store::{
+    stored_embedder, ConversationStore, DocumentStore, FileChange, SqliteConversations, Store,
+    StoreOptions,
+};
+use shiori_store_postgres::{PostgresConversations, PostgresOptions, PostgresStore};
 use std::path::Path;
 use std::time::Instant;
 
@@ -21,6 +24,17 @@ pub(crate) fn open_store(
     Ok(match config.kind {
         StoreKind::Embedded => Box::new(Store::open(data_dir, options)?),
         StoreKind::Postgres => Box::new(PostgresStore::open(&config.postgres(None)?, options)?),
+    })
+}
+
+/// The configured backend's conversations, on a connection of their own.
+pub(crate) fn open_conversations(
+    data_dir: &Path,
+    config: &StoreConfig,
+) -> Result<Box<dyn ConversationStore>, EngineError> {
+    Ok(match config.kind {
+        StoreKind::Embedded => Box::new(SqliteConversations::open(data_dir)?),
+        StoreKind::Postgres => Box::new(PostgresConversations::open(&config.postgres(None)?)?),
     })
 }
 
@@ -60,6 +74,8 @@ pub struct MigrationReport {
     pub embedder: String,
     pub files: usize,
     pub chunks_added: usize,
+    /// Conversations that got turns (or were created) in the database.
+    pub conversations: usize,
     pub elapsed_ms: f64,
 }
 
@@ -109,6 +125,37 @@ pub fn migrate_store(
     }
     progress.finish();
     target.commit()?;
+    report.conversations = copy_conversations(
+        &SqliteConversations::open(from)?,
+        &PostgresConversations::open(to)?,
+    )?;
     report.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(report)
+}
+
+/// Copies the turns `to` lacks of every conversation in `from`, so an interrupted copy resumes
+/// where it stopped; returns how many conversations changed.
+fn copy_conversations(
+    from: &dyn ConversationStore,
+    to: &dyn ConversationStore,
+) -> Result<usize, EngineError> {
+    let mut changed = 0;
+    for summary in from.conversations()? {
+        let Some(conversation) = from.conversation(&summary.id)? else {
+            continue;
+        };
+        let copied = match to.conversation(&summary.id)? {
+            Some(existing) => existing.turns.len(),
+            None => {
+                to.create_conversation(&summary.id, conversation.created_ms)?;
+                changed += usize::from(conversation.turns.is_empty());
+                0
+            }
+        };
+        for turn in conversation.turns.iter().skip(copied) {
+            to.append_turn(&summary.id, turn)?;
+        }
+        changed += usize::from(conversation.turns.len() > copied);
+    }
+    Ok(changed)
 }

@@ -8,6 +8,7 @@
 mod attribution;
 mod budget;
 mod citations;
+mod conversation;
 mod corpus;
 mod events;
 mod extractive;
@@ -20,6 +21,7 @@ mod prompts;
 mod test_support;
 
 pub use citations::{check_citations, CheckedCitations};
+pub use conversation::recent_turns;
 pub use corpus::{Corpus, RagError, Retrieval};
 pub use events::{AnswerEvent, Listener};
 pub use extractive::{extractive_answer, Relevance, REFUSAL_TEXT};

@@ -136,6 +136,8 @@ pub struct PipelineParams {
     /// fails the extractive relevance test (`threshold`); the engine's `[pipeline]
     /// refuse_irrelevant` sets it.
     pub refuse_irrelevant: bool,
+    /// Tokens of earlier turns a follow-up is rewritten with; the oldest turns go first.
+    pub history_tokens: usize,
 }
 
 impl Default for PipelineParams {
@@ -150,6 +152,7 @@ impl Default for PipelineParams {
             rrf_k: 60.0,
             max_tokens: Some(800),
             refuse_irrelevant: false,
+            history_tokens: 1_000,
         }
     }
 }
@@ -180,8 +183,20 @@ impl Pipelines<'_> {
         chain: &[PipelineKind],
         listener: &Listener<'_>,
     ) -> Result<Answer, RagError> {
-        let started = Instant::now();
-        let mut failures: Vec<TraceStep> = Vec::new();
+        self.run_chain(question, chain, listener, Vec::new(), Instant::now())
+    }
+
+    /// Runs `chain` for `question`; the answer's trace starts with `earlier` (steps run before
+    /// the chain since `started`).
+    pub(crate) fn run_chain(
+        &self,
+        question: &str,
+        chain: &[PipelineKind],
+        listener: &Listener<'_>,
+        earlier: Vec<TraceStep>,
+        started: Instant,
+    ) -> Result<Answer, RagError> {
+        let mut failures = earlier;
         let mut last_error = None;
         let chain = if chain.is_empty() {
             &[PipelineKind::Extractive][..]
@@ -275,7 +290,11 @@ pub(crate) struct Run<'p, 'a> {
 }
 
 impl<'p, 'a> Run<'p, 'a> {
-    fn new(p: &'p Pipelines<'a>, kind: PipelineKind, listener: &'p Listener<'p>) -> Run<'p, 'a> {
+    pub(crate) fn new(
+        p: &'p Pipelines<'a>,
+        kind: PipelineKind,
+        listener: &'p Listener<'p>,
+    ) -> Run<'p, 'a> {
         Run {
             p,
             trace: Trace::new(kind.name()),
@@ -659,6 +678,7 @@ impl<'p, 'a> Run<'p, 'a> {
                 first_token_ms: self.first_token_ms,
                 total_ms,
             },
+            conversation_id: None,
         }
     }
 }

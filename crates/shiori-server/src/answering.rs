@@ -74,8 +74,9 @@ impl Running {
     }
 }
 
-/// Checks the job, waits for a query slot and arms the time limit; errors here are the
-/// request's (400, 503) and come before any response starts.
+/// Checks the job (its question, settings and conversation), waits for a query slot and arms
+/// the time limit; errors here are the request's (400, 404, 503) and come before any response
+/// starts.
 async fn start(
     state: &SharedState,
     job: AnswerJob,
@@ -88,6 +89,11 @@ async fn start(
     ApiError,
 > {
     check_query(&job.question, &job.retrieval)?;
+    if let Some(id) = job.options.conversation.clone() {
+        // Checked before a stream starts, so an unknown id is a 404 and not an `error` event.
+        let engine = Arc::clone(&job.engine);
+        tokio::task::spawn_blocking(move || engine.conversation(&id)).await??;
+    }
     let permit = crate::admission::admit(state).await?;
     let running = Running {
         job,

@@ -62,6 +62,7 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             ApiError::Engine(EngineError::Invalid(_)) => StatusCode::BAD_REQUEST,
+            ApiError::Engine(EngineError::UnknownConversation(_)) => StatusCode::NOT_FOUND,
             ApiError::Engine(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -82,6 +83,7 @@ impl ApiError {
             ApiError::Timeout { .. } => "timeout",
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::Engine(EngineError::Invalid(_)) => "bad_request",
+            ApiError::Engine(EngineError::UnknownConversation(_)) => "not_found",
             ApiError::Engine(_) => "engine_error",
             ApiError::Internal(_) => "internal",
         }

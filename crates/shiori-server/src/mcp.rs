@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use shiori_core::{Answer, Filters, Hit, RetrievalConfig, RetrievalMode};
+use shiori_core::{Answer, ConversationId, Filters, Hit, RetrievalConfig, RetrievalMode};
 use shiori_engine::{check_query, AskOptions, PipelineKind};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -64,6 +64,9 @@ struct AskArgs {
     /// Answer pipeline (extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative,
     /// agentic, reflective); default from shiori.toml.
     pipeline: Option<String>,
+    /// Continue this conversation (an id from shiori's conversations API): the question is read
+    /// as a follow-up of its earlier turns, and the answer becomes its next turn.
+    conversation: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -152,6 +155,11 @@ impl McpHandler {
             .map(|name| name.parse::<PipelineKind>())
             .transpose()
             .map_err(|error| ApiError::BadRequest(format!("pipeline: {error}")))?;
+        let conversation = args
+            .conversation
+            .map(|id| id.parse::<ConversationId>())
+            .transpose()
+            .map_err(|error| ApiError::BadRequest(format!("conversation: {error}")))?;
         let engine = self.state.engine();
         let job = AnswerJob {
             retrieval: engine.config.retrieval.clone(),
@@ -160,7 +168,8 @@ impl McpHandler {
             filters: Filters::default(),
             options: AskOptions {
                 pipeline,
-                rerank: false,
+                conversation,
+                ..AskOptions::default()
             },
         };
         let answer = answering::answer(&self.state, job).await?;

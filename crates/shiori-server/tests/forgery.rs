@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use shiori_server::ServerOptions;
 
 const EVIL: &str = "http://evil.example";
+const CONVERSATION: &str = "/api/conversations/0123456789abcdef0123456789abcdef";
 
 /// Every route, with a body a form could carry where it takes one.
 fn routes(server: &TestServer) -> Vec<(Method, String)> {
@@ -24,6 +25,8 @@ fn routes(server: &TestServer) -> Vec<(Method, String)> {
         (Method::GET, "/api/reindex"),
         (Method::GET, "/api/documents"),
         (Method::GET, "/api/documents/faq.md"),
+        (Method::GET, "/api/conversations"),
+        (Method::GET, CONVERSATION),
         (Method::POST, "/api/query"),
         (Method::POST, "/api/reindex"),
         (Method::POST, "/api/eval"),
@@ -33,6 +36,8 @@ fn routes(server: &TestServer) -> Vec<(Method, String)> {
         (Method::POST, "/v1/chat/completions"),
         (Method::POST, "/v1/embeddings"),
         (Method::POST, "/mcp"),
+        (Method::POST, "/api/conversations"),
+        (Method::DELETE, CONVERSATION),
     ]
     .into_iter()
     .map(|(method, path)| (method, server.url(path)))
@@ -43,15 +48,17 @@ async fn send(request: RequestBuilder) -> (u16, Value) {
     status_and_json(request.send().await.unwrap()).await
 }
 
-/// What the server holds that a forged write could change: the uploads, the index and the
-/// record of the last write.
-async fn state_of(server: &TestServer) -> (Value, Value, Value) {
+/// What the server holds that a forged write could change: the uploads, the index, the
+/// record of the last write and the conversations.
+async fn state_of(server: &TestServer) -> (Value, Value, Value, Value) {
     let (_, documents) = server.get("/api/documents").await;
     let (_, stats) = server.get("/api/stats").await;
+    let (_, conversations) = server.get("/api/conversations").await;
     (
         documents,
         stats["index"].clone(),
         stats["last_reindex"].clone(),
+        conversations,
     )
 }
 
@@ -59,6 +66,9 @@ async fn state_of(server: &TestServer) -> (Value, Value, Value) {
 async fn simple_cross_site_writes_are_refused_and_change_nothing() {
     let server = TestServer::start(ServerOptions::default()).await;
     server.reindex().await;
+    let (status, started) = server.post("/api/conversations", Value::Null).await;
+    assert_eq!(status, 201, "{started}");
+    let conversation = format!("/api/conversations/{}", started["id"].as_str().unwrap());
     let before = state_of(&server).await;
     let client = &server.client;
     let post = |path: &str| {
@@ -108,6 +118,20 @@ async fn simple_cross_site_writes_are_refused_and_change_nothing() {
         post("/v1/chat/completions").json(
             &json!({"model": "shiori", "messages": [{"role": "user", "content": "VPN password?"}]}),
         ),
+        post("/api/conversations").header("content-type", "text/plain"),
+        post("/api/conversations").header("content-type", "application/x-www-form-urlencoded"),
+        post("/api/query")
+            .header("content-type", "text/plain")
+            .body(
+                json!({"question": "What is the VPN password?", "conversation_id": started["id"]})
+                    .to_string(),
+            ),
+        client
+            .delete(server.url(&conversation))
+            .header("origin", EVIL),
+        client
+            .delete(server.url(&conversation))
+            .header("sec-fetch-site", "cross-site"),
     ];
     for request in forged {
         let described = format!("{request:?}");
@@ -137,6 +161,17 @@ async fn the_page_and_tools_still_write() {
     let (status, body) = send(server.client.delete(server.url("/api/documents/lunch.txt"))).await;
     assert_eq!(status, 200, "{body}");
     let (status, body) = server.post("/api/reindex", Value::Null).await;
+    assert_eq!(status, 200, "{body}");
+    let page_starts = server
+        .client
+        .post(server.url("/api/conversations"))
+        .header("origin", &server.url)
+        .header("sec-fetch-site", "same-origin")
+        .header("x-shiori-request", "1");
+    let (status, started) = send(page_starts).await;
+    assert_eq!(status, 201, "{started}");
+    let conversation = format!("/api/conversations/{}", started["id"].as_str().unwrap());
+    let (status, body) = send(server.client.delete(server.url(&conversation))).await;
     assert_eq!(status, 200, "{body}");
 }
 

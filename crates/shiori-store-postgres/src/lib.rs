@@ -5,6 +5,7 @@
 //! (processes or machines) may run at once; readers never wait. The schema is versioned and
 //! migrated by `shiori init`.
 
+mod conversations;
 mod filters;
 mod read;
 mod schema;
@@ -12,6 +13,8 @@ mod terms;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 mod write;
+
+pub use conversations::PostgresConversations;
 
 use postgres::{Client, GenericClient, NoTls};
 use shiori_core::{Chunk, Filters};

@@ -68,6 +68,23 @@ const MIGRATIONS: &[&str] = &[
          total_length BIGINT NOT NULL
      );
      INSERT INTO keyword_stats VALUES (0, 0, 0), (1, 0, 0), (2, 0, 0);",
+    // 2: conversations and their turns, in order; a turn's sources are kept as JSON.
+    "CREATE TABLE conversations (
+         id TEXT PRIMARY KEY,
+         created_ms BIGINT NOT NULL,
+         updated_ms BIGINT NOT NULL
+     );
+     CREATE INDEX conversations_by_updated ON conversations(updated_ms);
+     CREATE TABLE conversation_turns (
+         conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+         position INTEGER NOT NULL,
+         question TEXT NOT NULL,
+         answer TEXT NOT NULL,
+         refused BOOLEAN NOT NULL,
+         sources JSONB NOT NULL,
+         at_ms BIGINT NOT NULL,
+         PRIMARY KEY (conversation_id, position)
+     );",
 ];
 
 /// The schema version this build reads and writes.

@@ -3,9 +3,13 @@
 
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, Document, Filters};
-use shiori_store::{reembed, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions};
+use shiori_store::{
+    reembed, ConversationStore, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions,
+};
 use shiori_store_postgres::test_server::TestServer;
-use shiori_store_postgres::{migrate, HnswParams, PostgresOptions, PostgresStore};
+use shiori_store_postgres::{
+    migrate, HnswParams, PostgresConversations, PostgresOptions, PostgresStore,
+};
 use std::collections::BTreeMap;
 
 fn options(embedder: &str) -> StoreOptions {
@@ -31,7 +35,7 @@ fn database(name: &str) -> (TestServer, PostgresOptions) {
         password: None,
         hnsw: HnswParams::default(),
     };
-    assert_eq!(migrate(&postgres).unwrap(), [1]);
+    assert_eq!(migrate(&postgres).unwrap(), [1, 2]);
     assert!(
         migrate(&postgres).unwrap().is_empty(),
         "migrations run once"
@@ -301,4 +305,16 @@ fn an_unmigrated_database_is_refused_with_a_hint() {
         .unwrap()
         .to_string();
     assert!(error.contains("shiori init"), "{error}");
+}
+
+#[path = "../../shiori-store/tests/conversation_checks/mod.rs"]
+mod conversation_checks;
+
+#[test]
+fn conversations_are_kept_in_the_database() {
+    let (_server, postgres) = database("conversations");
+    let conversations = PostgresConversations::open(&postgres).unwrap();
+    conversation_checks::check_conversations(&conversations);
+    let reopened = PostgresConversations::open(&postgres).unwrap();
+    assert_eq!(reopened.conversations().unwrap().len(), 1, "durable");
 }

@@ -4,11 +4,13 @@
 //! (tantivy) and the vector index (usearch) are derived from it and rebuilt whenever a crash may
 //! have left them behind.
 
+mod conversations;
 mod document_store;
 mod keyword;
 mod tables;
 mod vectors;
 
+pub use conversations::{stored_id, ConversationStore, SqliteConversations};
 pub use document_store::{reembed, DocumentStore, StoredFile};
 
 pub use keyword::TantivyKeywordIndex;

@@ -1,9 +1,10 @@
 //! The store end to end: atomic file changes, derived indexes, recovery after a crash.
 
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{Chunk, Document, Filters};
+use shiori_core::{Chunk, ConversationId, Document, Filters};
 use shiori_store::{
-    reembed, DocumentStore, FileChange, FileRecord, Store, StoreError, StoreOptions,
+    reembed, ConversationStore, DocumentStore, FileChange, FileRecord, SqliteConversations, Store,
+    StoreError, StoreOptions,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -317,4 +318,27 @@ fn a_pinned_store_keeps_reading_what_was_committed_when_it_was_pinned() {
     let fresh = open(dir.path());
     assert_eq!(keyword_doc_ids(&fresh, "bananas"), ["bananas"]);
     assert!(keyword_doc_ids(&fresh, "apples").is_empty());
+}
+
+mod conversation_checks;
+
+#[test]
+fn conversations_are_kept_in_the_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    conversation_checks::check_conversations(&SqliteConversations::open(dir.path()).unwrap());
+}
+
+#[test]
+fn a_store_pinned_to_a_snapshot_still_records_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = open(dir.path());
+    reader.pin_snapshot().unwrap();
+    let conversations = SqliteConversations::open(dir.path()).unwrap();
+    let id = ConversationId::from_random([7; 16]);
+    conversations.create_conversation(&id, 1).unwrap();
+    let turn = conversation_checks::turn("vpn?", 2);
+    assert!(conversations.append_turn(&id, &turn).unwrap());
+    drop(conversations);
+    let reopened = SqliteConversations::open(dir.path()).unwrap();
+    assert_eq!(reopened.conversation(&id).unwrap().unwrap().turns, [turn]);
 }

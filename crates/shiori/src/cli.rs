@@ -1,5 +1,5 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use shiori_core::{FusionKind, RetrievalMode};
+use shiori_core::{ConversationId, FusionKind, RetrievalMode};
 use shiori_engine::{EmbedderKind, PipelineKind};
 use shiori_models::Precision;
 use std::net::SocketAddr;
@@ -65,21 +65,19 @@ pub enum Command {
     Ask {
         question: String,
         #[command(flatten)]
-        retrieval: RetrievalArgs,
-        /// Refuse when the best dense cosine is below this (extractive answers).
-        #[arg(long)]
-        threshold: Option<f32>,
-        #[arg(long = "filter", value_name = "KEY=VALUE")]
-        filters: Vec<String>,
+        answering: AnswerArgs,
+        /// Ask as the next turn of this conversation (an id `shiori chat` or the API printed).
+        #[arg(long, value_name = "ID")]
+        conversation: Option<ConversationId>,
+    },
+    /// A conversation in the terminal: one question per line from stdin, follow-ups rewritten
+    /// with the earlier turns; `/sources`, `/reset` (a new conversation) and `/quit`.
+    Chat {
         #[command(flatten)]
-        scope: ProjectArgs,
-        /// extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative, agentic or
-        /// reflective; defaults to [pipeline] default in shiori.toml.
-        #[arg(long)]
-        pipeline: Option<PipelineKind>,
-        /// Reorder retrieved chunks with the configured LLM reranker.
-        #[arg(long)]
-        rerank: bool,
+        answering: AnswerArgs,
+        /// Resume this conversation.
+        #[arg(long, value_name = "ID")]
+        conversation: Option<ConversationId>,
     },
     /// Evaluate retrieval and refusals on a dataset folder (BEIR layout or documents.jsonl + qa.jsonl).
     Eval {
@@ -355,4 +353,25 @@ pub enum BenchAction {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+}
+
+/// How `ask` and `chat` answer.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+    /// Refuse when the best dense cosine is below this (extractive answers).
+    #[arg(long)]
+    pub threshold: Option<f32>,
+    #[arg(long = "filter", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub scope: ProjectArgs,
+    /// extractive, basic, fusion, decompose, hyde, crag, fusion-crag, iterative, agentic or
+    /// reflective; defaults to [pipeline] default in shiori.toml.
+    #[arg(long)]
+    pub pipeline: Option<PipelineKind>,
+    /// Reorder retrieved chunks with the configured LLM reranker.
+    #[arg(long)]
+    pub rerank: bool,
 }

@@ -4,6 +4,7 @@
 mod bench;
 mod bench_generate;
 mod bench_ingest;
+mod chat;
 mod cli;
 mod indexing;
 mod output;
@@ -14,8 +15,7 @@ use clap::Parser;
 use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RetrievalArgs};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{
-    check_retrieval, init_store, migrate_store, AnswerEvent, AskOptions, Config, EmbedAs, Engine,
-    EngineError, Listener,
+    check_retrieval, init_store, migrate_store, AskOptions, Config, EmbedAs, Engine, EngineError,
 };
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
@@ -146,34 +146,25 @@ fn run(cli: &Cli) -> Result<()> {
         }
         Command::Ask {
             question,
-            retrieval,
-            threshold,
-            filters,
-            scope,
-            pipeline,
-            rerank,
+            answering,
+            conversation,
         } => {
             let engine = open_engine(cli, &home)?;
-            let mut config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
-            let filters = scoped_filters(&engine, &mut config, filters, scope)?;
-            let options = AskOptions {
-                pipeline: *pipeline,
-                rerank: *rerank,
-            };
+            let mut session = chat::Session::new(&engine, answering, conversation.clone())?;
             let streamed = !cli.json && std::io::stdout().is_terminal();
-            let print_tokens = output::print_token;
-            let listener = Listener {
-                on_event: streamed.then_some(&print_tokens as &(dyn Fn(AnswerEvent) + Sync)),
-                cancel: None,
-            };
-            let answer = engine.answer(question, &config, &filters, &options, &listener)?;
-            if let Some(cause) = &answer.degraded {
-                eprintln!("shiori: degraded answer: {cause}");
-            }
+            let answer = session.ask(question, streamed)?;
             output::print(cli.json, &answer, || match streamed {
                 true => format!("\n{}", output::answer_details(&answer)),
                 false => output::answer(&answer),
             })
+        }
+        Command::Chat {
+            answering,
+            conversation,
+        } => {
+            let engine = open_engine(cli, &home)?;
+            let session = chat::Session::new(&engine, answering, conversation.clone())?;
+            chat::run(session, cli.json)
         }
         Command::Eval {
             dataset,
@@ -211,6 +202,7 @@ fn run(cli: &Cli) -> Result<()> {
             let options = AskOptions {
                 pipeline: *pipeline,
                 rerank: *rerank,
+                ..AskOptions::default()
             };
             let judged = judge
                 .as_deref()

@@ -360,6 +360,7 @@ fn migrate_copies_an_embedded_store_into_postgres_without_reembedding() {
     let corpus = source.work.path().join("corpus");
     copy_fixtures(&corpus);
     index(&source.data, &corpus);
+    let id = start_conversation(&source.data, "How do I connect to the VPN?");
     let url = target.url.as_deref().unwrap();
     let migrated = run_json(
         &target.data,
@@ -374,6 +375,20 @@ fn migrate_copies_an_embedded_store_into_postgres_without_reembedding() {
     let before = run_json(&source.data, &["stats"]);
     assert_eq!(migrated["files"], before["files"], "{migrated}");
     assert_eq!(migrated["chunks_added"], before["chunks"], "{migrated}");
+    assert_eq!(migrated["conversations"], 1, "{migrated}");
+    let follow_up = run_json(
+        &target.data,
+        &["ask", "--conversation", &id, "And from home?"],
+    );
+    let condensed = &follow_up["trace"]["steps"][0];
+    assert_eq!(condensed["step"], "condense", "{follow_up}");
+    assert!(
+        condensed["output"]
+            .as_str()
+            .unwrap()
+            .ends_with("How do I connect to the VPN?"),
+        "the copied turn is the history: {condensed}"
+    );
     let after = run_json(&target.data, &["stats"]);
     for key in ["files", "documents", "chunks", "embedder"] {
         assert_eq!(after[key], before[key], "{key}: {after} vs {before}");
@@ -419,4 +434,26 @@ fn migrate_copies_an_embedded_store_into_postgres_without_reembedding() {
         ],
     );
     assert_eq!(again["chunks_added"], 0, "{again}");
+    assert_eq!(again["conversations"], 0, "{again}");
+}
+
+/// Asks `question` in a new `shiori chat` conversation; returns its id.
+fn start_conversation(data: &std::path::Path, question: &str) -> String {
+    use std::io::Write;
+    let mut child = command(data)
+        .args(["--json", "chat"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(question.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    answer["conversation_id"].as_str().unwrap().to_string()
 }

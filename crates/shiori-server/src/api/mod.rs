@@ -1,5 +1,6 @@
 //! The routes and the middleware around them.
 
+mod conversations;
 mod documents;
 mod guard;
 mod index;
@@ -36,6 +37,14 @@ pub fn router(state: SharedState) -> Router {
         .route("/api/openapi.json", get(system::openapi))
         .route("/api/stats", get(system::stats))
         .route("/api/query", post(query::query))
+        .route(
+            "/api/conversations",
+            get(conversations::list).post(conversations::start),
+        )
+        .route(
+            "/api/conversations/{id}",
+            get(conversations::get_one).delete(conversations::delete),
+        )
         .route(
             "/api/reindex",
             get(index::reindex_status).post(index::reindex),

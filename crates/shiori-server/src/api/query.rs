@@ -11,7 +11,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use shiori_core::{Filters, RetrievalConfig, RetrievalMode};
+use shiori_core::{ConversationId, Filters, RetrievalConfig, RetrievalMode};
 use shiori_engine::{AnswerEvent, AskOptions, PipelineKind};
 use std::convert::Infallible;
 use tokio_stream::wrappers::ReceiverStream;
@@ -33,6 +33,9 @@ pub struct QueryRequest {
     /// Reorder retrieved chunks with the configured LLM reranker (`--rerank`).
     #[serde(default)]
     pub rerank: bool,
+    /// Ask as the next turn of this conversation (from `POST /api/conversations`); without it
+    /// the question stands alone.
+    pub conversation_id: Option<ConversationId>,
 }
 
 impl QueryRequest {
@@ -66,6 +69,8 @@ pub async fn query(
         options: AskOptions {
             pipeline: request.pipeline,
             rerank: request.rerank,
+            conversation: request.conversation_id,
+            ..AskOptions::default()
         },
     };
     if !wants_stream(&headers) {

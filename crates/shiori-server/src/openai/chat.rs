@@ -14,7 +14,7 @@ use axum::Json;
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use shiori_core::{Answer, Filters, Usage};
+use shiori_core::{Answer, Filters, Turn, Usage};
 use shiori_engine::{AnswerEvent, AskOptions, Engine};
 use std::convert::Infallible;
 use tokio_stream::wrappers::ReceiverStream;
@@ -95,6 +95,32 @@ impl ChatRequest {
         }
         last.content.text(index)
     }
+
+    /// The turns before the question: each user message with the assistant's reply after it
+    /// (system messages and a user message left unanswered add nothing).
+    fn history(&self) -> Result<Vec<Turn>, ApiError> {
+        let earlier = &self.messages[..self.messages.len().saturating_sub(1)];
+        let mut turns = Vec::new();
+        let mut asked: Option<String> = None;
+        for (index, message) in earlier.iter().enumerate() {
+            match message.role.as_str() {
+                "user" => asked = Some(message.content.text(index)?),
+                "assistant" => {
+                    if let Some(question) = asked.take() {
+                        turns.push(Turn {
+                            question,
+                            answer: message.content.text(index)?,
+                            refused: false,
+                            sources: Vec::new(),
+                            at_ms: 0,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(turns)
+    }
 }
 
 /// `POST /v1/chat/completions`, whole or (`stream: true`) as `chat.completion.chunk` events
@@ -113,7 +139,8 @@ pub async fn chat_completions(
         filters: Filters::default(),
         options: AskOptions {
             pipeline,
-            rerank: false,
+            history: request.history()?,
+            ..AskOptions::default()
         },
     };
     let completion = Completion {
@@ -294,5 +321,31 @@ mod tests {
             .contains("image_url"));
         let empty = request(json!({"model": "shiori", "messages": []}));
         assert_eq!(empty.question().unwrap_err().to_string(), "messages: empty");
+    }
+
+    #[test]
+    fn earlier_messages_become_the_turns_before_the_question() {
+        let chat = request(json!({"model": "shiori", "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "Business plan rate limit?"},
+            {"role": "assistant", "content": "600 per minute [1]."},
+            {"role": "user", "content": "unanswered"},
+            {"role": "user", "content": "And storage?"},
+            {"role": "assistant", "content": "1 TB [1]."},
+            {"role": "user", "content": "What about the Starter plan?"},
+        ]}));
+        let turns = chat.history().unwrap();
+        let pairs: Vec<(&str, &str)> = turns
+            .iter()
+            .map(|turn| (turn.question.as_str(), turn.answer.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("Business plan rate limit?", "600 per minute [1]."),
+                ("And storage?", "1 TB [1].")
+            ]
+        );
+        assert_eq!(chat.question().unwrap(), "What about the Starter plan?");
     }
 }

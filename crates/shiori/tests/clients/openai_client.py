@@ -43,6 +43,23 @@ assert "30分" in message.content, message.content
 assert not extension["refused"], extension
 print("ok: Japanese answer", message.content[:40])
 
+def follow_up(first, then):
+    answer = ask(first)[1].content
+    completion = client.chat.completions.create(model="shiori", messages=[
+        {"role": "user", "content": first},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": then},
+    ])
+    return completion.choices[0].message.model_extra["shiori"]
+
+
+# The earlier turns steer retrieval: the same follow-up lands on different documents.
+rate = follow_up("What are the API rate limits on the Business plan?", "What about the Starter plan?")
+assert not rate["refused"] and rate["sources"][0]["doc_id"] == "faq-009", rate
+storage = follow_up("How much storage does a Business workspace include?", "What about the Starter plan?")
+assert not storage["refused"] and storage["sources"][0]["doc_id"] == "faq-011", storage
+print("ok: follow-ups answered from", rate["sources"][0]["doc_id"], "and", storage["sources"][0]["doc_id"])
+
 _, message, extension = ask("What is the capital of Peru?")
 assert extension["refused"], extension
 assert "No relevant documents" in message.content, message.content

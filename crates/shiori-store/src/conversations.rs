@@ -1,0 +1,201 @@
+//! Conversations and their turns: the [`ConversationStore`] seam, and its embedded backend in
+//! the data directory's SQLite database.
+
+use crate::StoreError;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use shiori_core::{Conversation, ConversationId, ConversationSummary, Turn};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+/// Where conversations are kept: the embedded store's database or PostgreSQL.
+pub trait ConversationStore: Send + Sync {
+    /// Records a conversation with no turns yet.
+    fn create_conversation(&self, id: &ConversationId, now_ms: i64) -> Result<(), StoreError>;
+    /// Adds `turn` after the last one, atomically; `false` when there is no such conversation.
+    fn append_turn(&self, id: &ConversationId, turn: &Turn) -> Result<bool, StoreError>;
+    /// A conversation with every turn, oldest first.
+    fn conversation(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError>;
+    /// Every conversation, most recently updated first.
+    fn conversations(&self) -> Result<Vec<ConversationSummary>, StoreError>;
+    /// Removes a conversation and its turns; `false` when there was none.
+    fn delete_conversation(&self, id: &ConversationId) -> Result<bool, StoreError>;
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS conversation_turns (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    refused INTEGER NOT NULL,
+    sources TEXT NOT NULL, -- JSON array of TurnSource
+    at_ms INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, position)
+);
+";
+
+/// Conversations in `shiori.sqlite`, on a connection of their own: a store that only reads
+/// (pinned to a snapshot while another engine indexes) still records turns, and every append is
+/// one write transaction, so a crash leaves a conversation with or without the turn, never half.
+pub struct SqliteConversations {
+    connection: Mutex<Connection>,
+}
+
+impl SqliteConversations {
+    /// Opens the conversations of the data directory `dir` (created with its database).
+    pub fn open(dir: &Path) -> Result<SqliteConversations, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let connection = crate::tables::open(&dir.join("shiori.sqlite"))?;
+        connection.execute_batch(SCHEMA)?;
+        Ok(SqliteConversations {
+            connection: Mutex::new(connection),
+        })
+    }
+
+    fn connection(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
+        self.connection.lock().map_err(|_| StoreError::Poisoned)
+    }
+}
+
+impl ConversationStore for SqliteConversations {
+    fn create_conversation(&self, id: &ConversationId, now_ms: i64) -> Result<(), StoreError> {
+        self.connection()?.execute(
+            "INSERT INTO conversations (id, created_ms, updated_ms) VALUES (?1, ?2, ?2)",
+            params![id.as_str(), now_ms],
+        )?;
+        Ok(())
+    }
+
+    /// In an immediate transaction, so two appends to one conversation take turns.
+    fn append_turn(&self, id: &ConversationId, turn: &Turn) -> Result<bool, StoreError> {
+        let mut connection = self.connection()?;
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let turns: Option<i64> = transaction
+            .query_row(
+                "SELECT (SELECT COUNT(*) FROM conversation_turns WHERE conversation_id = ?1)
+                 FROM conversations WHERE id = ?1",
+                [id.as_str()],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let Some(position) = turns else {
+            return Ok(false);
+        };
+        transaction.execute(
+            "INSERT INTO conversation_turns
+             (conversation_id, position, question, answer, refused, sources, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id.as_str(),
+                position,
+                turn.question,
+                turn.answer,
+                turn.refused,
+                serde_json::to_string(&turn.sources)?,
+                turn.at_ms
+            ],
+        )?;
+        transaction.execute(
+            "UPDATE conversations SET updated_ms = MAX(updated_ms, ?2) WHERE id = ?1",
+            params![id.as_str(), turn.at_ms],
+        )?;
+        transaction.commit()?;
+        Ok(true)
+    }
+
+    fn conversation(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError> {
+        let connection = self.connection()?;
+        let stamps: Option<(i64, i64)> = connection
+            .query_row(
+                "SELECT created_ms, updated_ms FROM conversations WHERE id = ?1",
+                [id.as_str()],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let Some((created_ms, updated_ms)) = stamps else {
+            return Ok(None);
+        };
+        let mut statement = connection.prepare(
+            "SELECT question, answer, refused, sources, at_ms FROM conversation_turns
+             WHERE conversation_id = ?1 ORDER BY position",
+        )?;
+        let rows = statement.query_map([id.as_str()], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, bool>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, i64>(4)?,
+            ))
+        })?;
+        let mut turns = Vec::new();
+        for row in rows {
+            let (question, answer, refused, sources, at_ms) = row?;
+            turns.push(Turn {
+                question,
+                answer,
+                refused,
+                sources: serde_json::from_str(&sources)?,
+                at_ms,
+            });
+        }
+        Ok(Some(Conversation {
+            id: id.clone(),
+            created_ms,
+            updated_ms,
+            turns,
+        }))
+    }
+
+    fn conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
+        let connection = self.connection()?;
+        let mut statement = connection.prepare(
+            "SELECT c.id, c.created_ms, c.updated_ms,
+                    (SELECT COUNT(*) FROM conversation_turns t WHERE t.conversation_id = c.id),
+                    COALESCE((SELECT question FROM conversation_turns t
+                              WHERE t.conversation_id = c.id AND t.position = 0), '')
+             FROM conversations c ORDER BY c.updated_ms DESC, c.id",
+        )?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, String>(4)?,
+            ))
+        })?;
+        let mut summaries = Vec::new();
+        for row in rows {
+            let (id, created_ms, updated_ms, turns, title) = row?;
+            summaries.push(ConversationSummary {
+                id: stored_id(id)?,
+                title,
+                turns: turns as usize,
+                created_ms,
+                updated_ms,
+            });
+        }
+        Ok(summaries)
+    }
+
+    fn delete_conversation(&self, id: &ConversationId) -> Result<bool, StoreError> {
+        let deleted = self
+            .connection()?
+            .execute("DELETE FROM conversations WHERE id = ?1", [id.as_str()])?;
+        Ok(deleted > 0)
+    }
+}
+
+/// An id read back from a store, which only ever holds valid ones.
+pub fn stored_id(id: String) -> Result<ConversationId, StoreError> {
+    ConversationId::parse(&id).map_err(|error| StoreError::Backend(Box::new(error)))
+}
