@@ -9,8 +9,8 @@ use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use shiori_core::{RetrievalConfig, RetrievalMode};
-use shiori_engine::{check_retrieval, EvalRun, IndexReport, IndexTarget};
+use shiori_core::{Refusal, RetrievalConfig, RetrievalMode};
+use shiori_engine::{check_retrieval, refusal_override, EvalRun, IndexReport, IndexTarget};
 use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -84,6 +84,7 @@ pub async fn reindex_status(State(state): State<SharedState>) -> Json<ProgressSn
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvalRequest {
+    refusal: Option<Refusal>,
     threshold: Option<f32>,
     mode: Option<RetrievalMode>,
 }
@@ -104,9 +105,8 @@ pub async fn eval(
             )
         })?;
     let retrieval = RetrievalConfig {
-        threshold: request
-            .threshold
-            .unwrap_or(engine.config.retrieval.threshold),
+        refusal: refusal_override(request.refusal, request.threshold)?
+            .unwrap_or(engine.config.retrieval.refusal),
         mode: request.mode.unwrap_or(engine.config.retrieval.mode),
         ..engine.config.retrieval.clone()
     };
@@ -119,7 +119,7 @@ pub async fn eval(
                 failures: failures(&run),
                 threshold_sweep: sweep_thresholds(&run.dataset, &run.outcomes, &sweep_grid()),
                 dataset,
-                threshold: retrieval.threshold,
+                refusal: retrieval.refusal,
                 mode: retrieval.mode,
                 report: run.report,
             })
@@ -131,7 +131,7 @@ pub async fn eval(
 #[derive(Debug, Serialize)]
 pub struct EvalResponse {
     pub dataset: PathBuf,
-    pub threshold: f32,
+    pub refusal: Refusal,
     pub mode: RetrievalMode,
     pub report: EvalReport,
     pub failures: Vec<Value>,
