@@ -1,3 +1,4 @@
+use crate::Refusal;
 use serde::{Deserialize, Serialize};
 
 /// Which retrievers run for a query.
@@ -52,8 +53,10 @@ pub struct RetrievalConfig {
     pub bm25_weight: f32,
     /// BM25 weight of normalised fusion.
     pub normalised_bm25_weight: f32,
-    /// Best dense cosine below which `ask` refuses.
-    pub threshold: f32,
+    /// When nothing retrieved is relevant enough to answer from (see [`Refusal`]). Earlier
+    /// files' `threshold = 0.855` still reads, as `cosine:0.855`.
+    #[serde(alias = "threshold")]
+    pub refusal: Refusal,
     pub time_decay: Option<TimeDecay>,
     /// With a project filter: search its first project, then the related projects, and rank
     /// the first project's hits first.
@@ -66,9 +69,8 @@ pub struct RetrievalConfig {
 /// Defaults chosen on jsquad-valid and msmarco-5k only (README, Quality): normalised fusion
 /// puts both retrievers on a scale-free footing per query, so its BM25 weight (3) does not
 /// depend on the corpus, the query length or the embedder's cosine range, unlike linear
-/// fusion's raw BM25 weight. A cosine of 0.855 refuses most unanswerable questions while answering ≥ 90% of
-/// answerable ones with multilingual-e5-small; all-MiniLM-L6-v2's cosines sit far lower: use a
-/// threshold near 0.45 with it.
+/// fusion's raw BM25 weight. The refusal is the embedder's calibrated model at its balanced
+/// cut (README, Refusal).
 impl Default for RetrievalConfig {
     fn default() -> Self {
         RetrievalConfig {
@@ -80,7 +82,7 @@ impl Default for RetrievalConfig {
             alpha: 0.35,
             bm25_weight: 0.003,
             normalised_bm25_weight: 3.0,
-            threshold: 0.855,
+            refusal: Refusal::Balanced,
             time_decay: None,
             two_stage: false,
             related_hits: 2,

@@ -6,6 +6,7 @@
 mod config;
 mod conversation;
 mod generation;
+mod refusal;
 mod seams;
 mod trace;
 mod types;
@@ -20,6 +21,9 @@ pub use generation::{
     ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, RerankError, Reranker, Role,
     TokenSink, ToolCall, ToolSpec, Usage, WebResult, WebSearch, WebSearchError,
 };
+pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
 pub use trace::{Citation, Price, PriceTable, Trace, TraceStep};
-pub use types::{embedding_input, Answer, Chunk, Document, Filters, Hit, Source, Timings};
+pub use types::{
+    embedding_input, Answer, Chunk, Document, Filters, Hit, RelevanceSignals, Source, Timings,
+};

@@ -66,6 +66,30 @@ pub struct Hit {
     pub bm25_score: Option<f32>,
 }
 
+/// What a query's candidates say about whether anything relevant was found, each on a scale
+/// that does not depend on the corpus size or the raw BM25 range. The retriever computes them
+/// from both retrievers' candidate lists, whatever the retrieval mode; the refusal decision is
+/// made from them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RelevanceSignals {
+    /// The best dense cosine (the one signal whose scale belongs to the embedder).
+    pub best_cosine: f32,
+    /// How far the best cosine lies above the second.
+    pub cosine_margin: f32,
+    /// The best cosine's z-score among the dense candidates.
+    pub cosine_z: f32,
+    /// The best BM25 score's z-score among the BM25 candidates.
+    pub bm25_z: f32,
+    /// The best BM25 score's excess over the BM25 candidates' mean, as a fraction of the mean.
+    pub bm25_relative: f32,
+    /// How far the best BM25 score lies above the second, as a fraction of the best.
+    pub bm25_gap: f32,
+    /// 1 / the BM25 rank of the dense retriever's best chunk; 0 when BM25 did not find it.
+    pub agreement: f32,
+    /// ln(1 + the question's length in characters).
+    pub query_length: f32,
+}
+
 /// Restricts retrieval to chunks whose metadata match. Every set field must match.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -510,6 +510,31 @@ mod tests {
     }
 
     #[test]
+    fn the_refusal_is_typed_at_load_and_older_thresholds_read_as_cosine_cuts() {
+        let dir = tempfile::tempdir().unwrap();
+        let load = |text: &str| {
+            std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+            Config::load(dir.path()).map(|c| c.retrieval.refusal)
+        };
+        assert_eq!(load("").unwrap(), shiori_core::Refusal::Balanced);
+        assert_eq!(
+            load("[retrieval]\nrefusal = \"answer_rate:0.95\"\n").unwrap(),
+            shiori_core::Refusal::AnswerRate(0.95)
+        );
+        assert_eq!(
+            load("[retrieval]\nthreshold = 0.855\n").unwrap(),
+            shiori_core::Refusal::Cosine(0.855)
+        );
+        let error = load("[retrieval]\nrefusal = \"answer_rate:95\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(CONFIG_FILE) && error.contains("answer_rate:R"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn a_postgres_store_needs_a_url_and_takes_its_password_from_the_environment() {
         let config: Config = toml::from_str(
             "[store]\nkind = \"postgres\"\npassword_env = \"SHIORI_TEST_PG_PASSWORD\"\nhnsw_ef_search = 200\n",

@@ -197,7 +197,7 @@ impl Engine {
             embedder: self.embedder.as_ref(),
         };
         let Some(current) = filters.projects.first().filter(|_| retrieval.two_stage) else {
-            return Ok(retriever.retrieve(query, retrieval, filters, true)?);
+            return Ok(retriever.retrieve(query, retrieval, filters)?);
         };
         let related = match &filters.projects[1..] {
             [] => self.config.related_projects(current)?,
@@ -208,14 +208,14 @@ impl Engine {
             ..filters.clone()
         };
         if related.is_empty() {
-            return Ok(retriever.retrieve(query, retrieval, &primary_filters, true)?);
+            return Ok(retriever.retrieve(query, retrieval, &primary_filters)?);
         }
         let related_filters = Filters {
             projects: related,
             ..filters.clone()
         };
         let mut stages =
-            retriever.retrieve_each(query, retrieval, &[primary_filters, related_filters], true)?;
+            retriever.retrieve_each(query, retrieval, &[primary_filters, related_filters])?;
         let (Some(secondary), Some(primary)) = (stages.pop(), stages.pop()) else {
             unreachable!("one result per filter set")
         };
@@ -277,7 +277,7 @@ impl Engine {
                 .map_err(|e| RagError::Retrieval(Box::new(e)))?;
             Ok(Retrieval {
                 hits: retrieved.hits,
-                best_dense: retrieved.best_dense,
+                verdict: retrieved.verdict,
                 embed_ms: retrieved.embed_ms,
                 retrieve_ms: retrieved.retrieve_ms,
             })
@@ -292,7 +292,6 @@ impl Engine {
             prices: generation.prices(),
             params: PipelineParams {
                 top_k: retrieval.top_k,
-                threshold: retrieval.threshold,
                 queries: pipeline.queries,
                 max_context: pipeline.max_context,
                 web_results: pipeline.web_results,

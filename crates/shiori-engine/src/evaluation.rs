@@ -1,10 +1,11 @@
 use crate::{AskOptions, Engine, EngineError, IndexReport, Progress};
-use shiori_core::{Filters, RetrievalConfig};
+use shiori_core::{Filters, Refusal, RetrievalConfig};
 use shiori_eval::{
-    evaluate, judge_answer, load_dataset, Dataset, EvalReport, JudgeReport, JudgeTally,
-    QueryOutcome,
+    evaluate, judge_answer, load_dataset, refusal_rates, Dataset, EvalReport, JudgeReport,
+    JudgeTally, QueryOutcome, TargetRow,
 };
-use shiori_rag::{Listener, Relevance};
+use shiori_rag::{refuses, Listener};
+use shiori_retrieve::decide;
 use std::path::Path;
 use std::time::Instant;
 
@@ -41,12 +42,8 @@ impl Engine {
         for query in &dataset.queries {
             let started = Instant::now();
             let retrieved = self.search(&query.text, &retrieval, &filters)?;
-            let relevance = Relevance {
-                best_dense: retrieved.best_dense,
-                threshold: retrieval.threshold,
-            };
             outcomes.push(QueryOutcome {
-                refused: relevance.refuses(&retrieved.hits),
+                refused: refuses(&retrieved.hits, &retrieved.verdict),
                 ranked_doc_ids: retrieved
                     .hits
                     .iter()
@@ -54,7 +51,8 @@ impl Engine {
                     .collect(),
                 ranked_scores: retrieved.hits.iter().map(|h| h.score).collect(),
                 top_text: retrieved.hits.first().map(|h| h.chunk.text.clone()),
-                best_dense: retrieved.best_dense,
+                best_dense: retrieved.best_dense(),
+                signals: retrieved.signals,
                 latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             });
             progress.advance(1);
@@ -67,6 +65,29 @@ impl Engine {
             outcomes,
             report,
         })
+    }
+}
+
+impl Engine {
+    /// The answer rate and no-answer accuracy `run` would have had under each of `targets`,
+    /// decided again from the recorded relevance signals with this engine's embedder.
+    pub fn sweep_refusals(&self, run: &EvalRun, targets: &[Refusal]) -> Vec<TargetRow> {
+        let embedder = self.embedder.model_id();
+        targets
+            .iter()
+            .map(|&refusal| {
+                let (answer_rate, no_answer_accuracy) =
+                    refusal_rates(&run.dataset, &run.outcomes, |o| {
+                        o.ranked_doc_ids.is_empty()
+                            || decide(o.signals.as_ref(), refusal, embedder).refused
+                    });
+                TargetRow {
+                    refusal,
+                    answer_rate,
+                    no_answer_accuracy,
+                }
+            })
+            .collect()
     }
 }
 

@@ -27,7 +27,7 @@ pub use error::EngineError;
 pub use evaluation::EvalRun;
 pub use generation::{build_chat_model, Generation};
 pub use indexer::{IndexFailure, IndexReport, Progress};
-pub use query::{check_query, check_retrieval, MAX_QUESTION_CHARS, MAX_TOP_K};
+pub use query::{check_query, check_retrieval, refusal_override, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
 pub use shown_paths::ShownPaths;
 pub use sources::IndexTarget;

@@ -2,7 +2,7 @@
 //! here, once, before it runs.
 
 use crate::EngineError;
-use shiori_core::RetrievalConfig;
+use shiori_core::{Refusal, RetrievalConfig};
 
 /// Longest question accepted, in characters.
 pub const MAX_QUESTION_CHARS: usize = 2_000;
@@ -22,7 +22,8 @@ pub fn check_query(question: &str, retrieval: &RetrievalConfig) -> Result<(), En
     check_retrieval(retrieval)
 }
 
-/// Rejects `top_k` outside 1..=[`MAX_TOP_K`] and a threshold that is no cosine similarity.
+/// Rejects `top_k` outside 1..=[`MAX_TOP_K`] and a refusal setting out of range (a cosine
+/// outside −1…1, an answer rate outside (0, 1]).
 pub fn check_retrieval(retrieval: &RetrievalConfig) -> Result<(), EngineError> {
     if !(1..=MAX_TOP_K).contains(&retrieval.top_k) {
         return Err(invalid(format!(
@@ -30,13 +31,26 @@ pub fn check_retrieval(retrieval: &RetrievalConfig) -> Result<(), EngineError> {
             retrieval.top_k
         )));
     }
-    let threshold = retrieval.threshold;
-    if !threshold.is_finite() || !(-1.0..=1.0).contains(&threshold) {
-        return Err(invalid(format!(
-            "threshold is a cosine similarity between -1 and 1, got {threshold}"
-        )));
+    retrieval
+        .refusal
+        .checked()
+        .map(|_| ())
+        .map_err(|e| invalid(e.to_string()))
+}
+
+/// The refusal a command line or request asks for: `refusal` (`balanced`, `answer_rate:R`,
+/// `cosine:T`) or the older `threshold` (a cosine cut), not both; `None` keeps the configured
+/// one. [`check_retrieval`] checks the range.
+pub fn refusal_override(
+    refusal: Option<Refusal>,
+    threshold: Option<f32>,
+) -> Result<Option<Refusal>, EngineError> {
+    match (refusal, threshold) {
+        (Some(_), Some(_)) => Err(invalid(
+            "give refusal or threshold (a cosine cut), not both".to_string(),
+        )),
+        (refusal, threshold) => Ok(refusal.or(threshold.map(Refusal::Cosine))),
     }
-    Ok(())
 }
 
 fn invalid(message: String) -> EngineError {
@@ -53,20 +67,37 @@ mod tests {
         assert!(check_query("vpn?", &ok).is_ok());
         assert!(check_query("  ", &ok).is_err());
         assert!(check_query(&"x".repeat(MAX_QUESTION_CHARS + 1), &ok).is_err());
-        for (top_k, threshold) in [
-            (0, 0.5),
-            (1_000_000, 0.5),
-            (5, f32::NAN),
-            (5, 5.0),
-            (5, f32::INFINITY),
+        for (top_k, refusal) in [
+            (0, Refusal::Cosine(0.5)),
+            (1_000_000, Refusal::Balanced),
+            (5, Refusal::Cosine(f32::NAN)),
+            (5, Refusal::Cosine(5.0)),
+            (5, Refusal::Cosine(f32::INFINITY)),
+            (5, Refusal::AnswerRate(0.0)),
+            (5, Refusal::AnswerRate(1.01)),
         ] {
             let bad = RetrievalConfig {
                 top_k,
-                threshold,
+                refusal,
                 ..RetrievalConfig::default()
             };
             let error = check_query("vpn?", &bad).unwrap_err();
             assert!(matches!(error, EngineError::Invalid(_)), "{error}");
         }
+    }
+
+    #[test]
+    fn a_threshold_is_a_cosine_refusal_and_both_at_once_are_refused() {
+        assert_eq!(refusal_override(None, None).unwrap(), None);
+        assert_eq!(
+            refusal_override(None, Some(0.8)).unwrap(),
+            Some(Refusal::Cosine(0.8))
+        );
+        assert_eq!(
+            refusal_override(Some(Refusal::AnswerRate(0.9)), None).unwrap(),
+            Some(Refusal::AnswerRate(0.9))
+        );
+        let both = refusal_override(Some(Refusal::Balanced), Some(0.8)).unwrap_err();
+        assert!(both.to_string().contains("not both"), "{both}");
     }
 }

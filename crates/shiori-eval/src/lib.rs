@@ -12,5 +12,8 @@ mod run_file;
 pub use dataset::{json_lines, load_dataset, Dataset, EvalError, EvalQuery};
 pub use judge::{judge_answer, JudgeReport, JudgeScores, JudgeTally};
 pub use metrics::{score_ranking, RankingScores};
-pub use report::{evaluate, sweep_grid, sweep_thresholds, EvalReport, QueryOutcome, SweepRow};
+pub use report::{
+    evaluate, refusal_rates, sweep_grid, sweep_thresholds, target_grid, EvalReport, QueryOutcome,
+    SweepRow, TargetRow,
+};
 pub use run_file::{write_per_query, write_trec_run, PerQuery};

@@ -1,5 +1,6 @@
 use crate::{score_ranking, Dataset, RankingScores};
 use serde::Serialize;
+use shiori_core::{Refusal, RelevanceSignals};
 use shiori_ingest::normalize;
 
 /// What the engine returned for one query.
@@ -14,6 +15,8 @@ pub struct QueryOutcome {
     pub refused: bool,
     /// Best dense cosine, for sweeping the refusal threshold afterwards.
     pub best_dense: Option<f32>,
+    /// The relevance signals the refusal was decided from, for fitting the refusal model.
+    pub signals: Option<RelevanceSignals>,
     pub latency_ms: f64,
 }
 
@@ -153,30 +156,57 @@ pub fn sweep_thresholds(
     outcomes: &[QueryOutcome],
     thresholds: &[f32],
 ) -> Vec<SweepRow> {
-    let refuses = |outcome: &QueryOutcome, threshold: f32| {
-        outcome.ranked_doc_ids.is_empty() || outcome.best_dense.is_none_or(|c| c < threshold)
-    };
     thresholds
         .iter()
         .map(|&threshold| {
-            let pairs = dataset.queries.iter().zip(outcomes);
-            let (answerable, unanswerable): (Vec<_>, Vec<_>) =
-                pairs.partition(|(q, _)| q.answerable);
+            let (answer_rate, no_answer_accuracy) = refusal_rates(dataset, outcomes, |o| {
+                o.ranked_doc_ids.is_empty() || o.best_dense.is_none_or(|c| c < threshold)
+            });
             SweepRow {
                 threshold,
-                answer_rate: mean(
-                    answerable
-                        .iter()
-                        .map(|(_, o)| f64::from(u8::from(!refuses(o, threshold)))),
-                ),
-                no_answer_accuracy: mean(
-                    unanswerable
-                        .iter()
-                        .map(|(_, o)| f64::from(u8::from(refuses(o, threshold)))),
-                ),
+                answer_rate,
+                no_answer_accuracy,
             }
         })
         .collect()
+}
+
+/// Answer rate and no-answer accuracy with one refusal target.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TargetRow {
+    pub refusal: Refusal,
+    pub answer_rate: f64,
+    pub no_answer_accuracy: f64,
+}
+
+/// The targets a calibrated sweep tries: balanced, then answer rates from 0.90 to 0.99.
+pub fn target_grid() -> Vec<Refusal> {
+    std::iter::once(Refusal::Balanced)
+        .chain((90..=99).map(|r| Refusal::AnswerRate(r as f32 / 100.0)))
+        .collect()
+}
+
+/// The fraction of answerable queries answered and of unanswerable ones refused, when
+/// `refuses` decides each outcome.
+pub fn refusal_rates(
+    dataset: &Dataset,
+    outcomes: &[QueryOutcome],
+    refuses: impl Fn(&QueryOutcome) -> bool,
+) -> (f64, f64) {
+    let pairs = dataset.queries.iter().zip(outcomes);
+    let (answerable, unanswerable): (Vec<_>, Vec<_>) = pairs.partition(|(q, _)| q.answerable);
+    (
+        mean(
+            answerable
+                .iter()
+                .map(|(_, o)| f64::from(u8::from(!refuses(o)))),
+        ),
+        mean(
+            unanswerable
+                .iter()
+                .map(|(_, o)| f64::from(u8::from(refuses(o)))),
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -204,6 +234,7 @@ pub(crate) mod tests {
             top_text: Some(top.to_string()),
             refused,
             best_dense: Some(cosine),
+            signals: None,
             latency_ms: ms,
         }
     }

@@ -1,5 +1,6 @@
 use crate::{score_ranking, Dataset, QueryOutcome};
 use serde::Serialize;
+use shiori_core::RelevanceSignals;
 use std::collections::HashSet;
 use std::io::{self, Write};
 
@@ -17,6 +18,9 @@ pub struct PerQuery<'a> {
     #[serde(rename = "mrr@10", skip_serializing_if = "Option::is_none")]
     pub mrr_at_10: Option<f64>,
     pub best_dense: Option<f32>,
+    /// The inputs of the refusal decision (`scripts/fit-refusal.py` fits the model from them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signals: Option<RelevanceSignals>,
     pub latency_ms: f64,
 }
 
@@ -71,6 +75,7 @@ pub fn write_per_query(
             recall_at_10: scores.map(|s| s.recall),
             mrr_at_10: scores.map(|s| s.reciprocal_rank),
             best_dense: outcome.best_dense,
+            signals: outcome.signals,
             latency_ms: outcome.latency_ms,
         };
         serde_json::to_writer(&mut *out, &line)?;
@@ -100,6 +105,7 @@ mod tests {
             top_text: None,
             refused,
             best_dense: Some(0.5),
+            signals: None,
             latency_ms: 2.0,
         }
     }

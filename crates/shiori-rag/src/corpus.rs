@@ -1,12 +1,12 @@
-use shiori_core::{ChatError, Hit};
+use shiori_core::{ChatError, Hit, RelevanceVerdict};
 use thiserror::Error;
 
 /// What one retrieval returned.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Retrieval {
     pub hits: Vec<Hit>,
-    /// The best dense cosine of the query, for the extractive refusal.
-    pub best_dense: Option<f32>,
+    /// Whether anything retrieved is relevant enough to answer from, and why.
+    pub verdict: RelevanceVerdict,
     pub embed_ms: f64,
     pub retrieve_ms: f64,
 }

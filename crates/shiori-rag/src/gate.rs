@@ -1,9 +1,9 @@
 //! The refusal gate of the generative pipelines: before any model call, the question's own
-//! retrieval must clear the same relevance test the extractive answer uses.
+//! retrieval must pass the same relevance verdict the extractive answer uses.
 
 use crate::citations::check_citations;
 use crate::corpus::RagError;
-use crate::extractive::Relevance;
+use crate::extractive::refuses;
 use crate::pipeline::{PipelineKind, Run, CANNOT_ANSWER_TEXT};
 use crate::pipelines::sources;
 use crate::prompts::CANNOT_ANSWER;
@@ -24,17 +24,8 @@ pub(crate) fn gate(
     let started = Instant::now();
     let retrieval = run.p.corpus.retrieve(question, run.params().top_k)?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    let relevance = Relevance {
-        best_dense: retrieval.best_dense,
-        threshold: run.params().threshold,
-    };
-    let best = retrieval
-        .best_dense
-        .map_or("no dense score".to_string(), |c| {
-            format!("best cosine {c:.3}")
-        });
-    let input = format!("{best}, threshold {}", relevance.threshold);
-    if !relevance.refuses(&retrieval.hits) {
+    let input = retrieval.verdict.reason.clone();
+    if !refuses(&retrieval.hits, &retrieval.verdict) {
         return Ok(None);
     }
     let searches_web = matches!(kind, PipelineKind::Crag | PipelineKind::FusionCrag);

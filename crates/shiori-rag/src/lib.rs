@@ -24,5 +24,5 @@ pub use citations::{check_citations, CheckedCitations};
 pub use conversation::recent_turns;
 pub use corpus::{Corpus, RagError, Retrieval};
 pub use events::{AnswerEvent, Listener};
-pub use extractive::{extractive_answer, Relevance, REFUSAL_TEXT};
+pub use extractive::{extractive_answer, refuses, REFUSAL_TEXT};
 pub use pipeline::{rerank, Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

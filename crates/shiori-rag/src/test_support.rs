@@ -3,7 +3,7 @@
 
 use crate::{Corpus, Models, PipelineParams, Pipelines, RagError, Retrieval};
 use serde_json::{json, Value};
-use shiori_core::{ChatModel, Chunk, Hit, PriceTable, Source};
+use shiori_core::{ChatModel, Chunk, Hit, PriceTable, RelevanceVerdict, Source};
 use shiori_llm::{Endpoint, OpenAiChat, RetryPolicy};
 use shiori_mock::{MockServer, Recorded, Reply};
 use std::sync::Mutex;
@@ -46,10 +46,12 @@ pub fn hit_with_text(doc_id: &str, text: &str, score: f32) -> Hit {
 }
 
 /// A corpus of fixed documents: a query finds the documents whose text shares a word with it
-/// (all of them for the original question), and every query is recorded with its `k`.
+/// (all of them for the original question), and every query is recorded with its `k`. Its
+/// verdict refuses when the best hit's cosine is below `cosine_cut`.
 pub struct FixedCorpus {
     pub hits: Vec<Hit>,
     pub queries: Mutex<Vec<(String, usize)>>,
+    pub cosine_cut: f32,
 }
 
 impl FixedCorpus {
@@ -61,6 +63,7 @@ impl FixedCorpus {
                 .map(|(rank, (id, text))| hit_with_text(id, text, 0.9 - rank as f32 * 0.1))
                 .collect(),
             queries: Mutex::new(Vec::new()),
+            cosine_cut: 0.855,
         }
     }
 
@@ -89,10 +92,16 @@ impl Corpus for FixedCorpus {
             .take(k)
             .cloned()
             .collect();
+        let best = hits.first().and_then(|hit| hit.dense_score);
+        let verdict = RelevanceVerdict {
+            refused: best.is_none_or(|cosine| cosine < self.cosine_cut),
+            reason: format!("best cosine {best:?}, cut {}", self.cosine_cut),
+        };
         Ok(Retrieval {
-            best_dense: hits.first().and_then(|hit| hit.dense_score),
             hits,
-            ..Retrieval::default()
+            verdict,
+            embed_ms: 0.0,
+            retrieve_ms: 0.0,
         })
     }
 }

@@ -46,13 +46,13 @@ impl Range {
 }
 
 /// The mean and standard deviation of one retriever's scores over its candidates.
-struct Spread {
+pub(crate) struct Spread {
     mean: f32,
     deviation: f32,
 }
 
 impl Spread {
-    fn of(list: &[(u64, f32)]) -> Spread {
+    pub(crate) fn of(list: &[(u64, f32)]) -> Spread {
         if list.is_empty() {
             return Spread {
                 mean: 0.0,
@@ -69,7 +69,7 @@ impl Spread {
     }
 
     /// How many standard deviations `raw` lies above the mean; 0 when the scores do not spread.
-    fn standardise(&self, raw: f32) -> f32 {
+    pub(crate) fn standardise(&self, raw: f32) -> f32 {
         if self.deviation > f32::EPSILON {
             (raw - self.mean) / self.deviation
         } else {
@@ -78,7 +78,7 @@ impl Spread {
     }
 
     /// How far `raw` lies above the mean, as a fraction of the mean; 0 when the mean is 0.
-    fn relative(&self, raw: f32) -> f32 {
+    pub(crate) fn relative(&self, raw: f32) -> f32 {
         if self.mean > f32::EPSILON {
             (raw - self.mean) / self.mean
         } else {

@@ -1,13 +1,19 @@
 //! Retrieval: turns a query into ranked chunks. Runs the dense and BM25 retrievers over a store,
-//! fuses their rankings (RRF or weighted), applies time decay and metadata filters; merges two-stage (project, then related projects)
-//! results.
+//! fuses their rankings, applies time decay and metadata filters, decides whether anything
+//! retrieved is relevant enough to answer from (`refusal.rs`), and merges two-stage (project,
+//! then related projects) results.
 
 mod decay;
 mod fusion;
+mod refusal;
+mod refusal_model;
 mod retriever;
+mod signals;
 mod two_stage;
 
 pub use decay::decay_factor;
 pub use fusion::{fuse, Fused};
+pub use refusal::{decide, default_cosine, features, RefusalModel, FEATURES};
 pub use retriever::{RetrieveError, Retrieved, Retriever};
+pub use signals::{relevance_signals, SIGNAL_DEPTH};
 pub use two_stage::merge_two_stage;

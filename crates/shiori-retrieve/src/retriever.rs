@@ -1,5 +1,10 @@
+use crate::refusal::decide;
+use crate::signals::{relevance_signals, SIGNAL_DEPTH};
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
-use shiori_core::{Chunk, EmbedError, Embedder, Filters, Hit, RetrievalConfig, RetrievalMode};
+use shiori_core::{
+    Chunk, EmbedError, Embedder, Filters, Hit, RelevanceSignals, RelevanceVerdict, RetrievalConfig,
+    RetrievalMode,
+};
 use shiori_store::{DocumentStore, StoreError};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -13,12 +18,14 @@ pub enum RetrieveError {
     Store(#[from] StoreError),
 }
 
-/// Ranked hits plus what the answer step needs to decide whether to refuse.
+/// Ranked hits plus whether anything among them is relevant enough to answer from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Retrieved {
     pub hits: Vec<Hit>,
-    /// The best dense cosine for the query among the chunks that pass the filters.
-    pub best_dense: Option<f32>,
+    /// What both retrievers' candidates say about relevance (`None` without dense candidates).
+    pub signals: Option<RelevanceSignals>,
+    /// The refusal decision `[retrieval] refusal` makes from the signals.
+    pub verdict: RelevanceVerdict,
     pub embed_ms: f64,
     pub retrieve_ms: f64,
 }
@@ -29,18 +36,24 @@ pub struct Retriever<'a> {
     pub embedder: &'a dyn Embedder,
 }
 
+impl Retrieved {
+    /// The best dense cosine among the chunks that pass the filters.
+    pub fn best_dense(&self) -> Option<f32> {
+        self.signals.map(|s| s.best_cosine)
+    }
+}
+
 impl Retriever<'_> {
-    /// Ranks chunks for `query`. `relevance_gate` asks for `best_dense` even in BM25 mode (it
-    /// costs one query embedding and a 1-nearest-neighbour search).
+    /// Ranks chunks for `query`. The query is embedded in every mode, BM25 included: the
+    /// refusal decision needs the dense candidates.
     pub fn retrieve(
         &self,
         query: &str,
         config: &RetrievalConfig,
         filters: &Filters,
-        relevance_gate: bool,
     ) -> Result<Retrieved, RetrieveError> {
-        let (vector, embed_ms) = self.embed(query, config, relevance_gate)?;
-        self.rank(query, vector.as_deref(), embed_ms, config, filters)
+        let (vector, embed_ms) = self.embed(query)?;
+        self.rank(query, &vector, embed_ms, config, filters)
     }
 
     /// Ranks chunks for `query` once per filter set (the stages of a two-stage search),
@@ -50,71 +63,51 @@ impl Retriever<'_> {
         query: &str,
         config: &RetrievalConfig,
         filter_sets: &[Filters],
-        relevance_gate: bool,
     ) -> Result<Vec<Retrieved>, RetrieveError> {
-        let (vector, embed_ms) = self.embed(query, config, relevance_gate)?;
+        let (vector, embed_ms) = self.embed(query)?;
         filter_sets
             .iter()
             .enumerate()
             .map(|(stage, filters)| {
                 let embed_ms = if stage == 0 { embed_ms } else { 0.0 };
-                self.rank(query, vector.as_deref(), embed_ms, config, filters)
+                self.rank(query, &vector, embed_ms, config, filters)
             })
             .collect()
     }
 
-    /// The query's vector, when dense search or the gate needs it, and the milliseconds
-    /// embedding it took.
-    fn embed(
-        &self,
-        query: &str,
-        config: &RetrievalConfig,
-        relevance_gate: bool,
-    ) -> Result<(Option<Vec<f32>>, f64), RetrieveError> {
-        if config.mode == RetrievalMode::Bm25 && !relevance_gate {
-            return Ok((None, 0.0));
-        }
+    /// The query's vector and the milliseconds embedding it took.
+    fn embed(&self, query: &str) -> Result<(Vec<f32>, f64), RetrieveError> {
         let started = Instant::now();
         let vector = self.embedder.embed_query(query)?;
-        Ok((Some(vector), elapsed_ms(started)))
+        Ok((vector, elapsed_ms(started)))
     }
 
     fn rank(
         &self,
         query: &str,
-        query_vector: Option<&[f32]>,
+        query_vector: &[f32],
         embed_ms: f64,
         config: &RetrievalConfig,
         filters: &Filters,
     ) -> Result<Retrieved, RetrieveError> {
         let started = Instant::now();
         let candidates = config.candidates.max(config.top_k);
-
-        let wants_dense = config.mode != RetrievalMode::Bm25;
-        let mut dense = Vec::new();
-        if let Some(vector) = query_vector {
-            let k = if wants_dense { candidates } else { 1 };
-            dense = self.store.dense_search(vector, k, filters)?;
-        }
-        let best_dense = dense.first().map(|(_, score)| *score);
-
-        let bm25 = if config.mode == RetrievalMode::Dense {
-            Vec::new()
-        } else {
-            self.store.keyword_search(query, candidates, filters)?
-        };
+        // Both lists are searched in every mode: the relevance signals need them.
+        let depth = candidates.max(SIGNAL_DEPTH);
+        let dense = self.store.dense_search(query_vector, depth, filters)?;
+        let bm25 = self.store.keyword_search(query, depth, filters)?;
+        let signals = relevance_signals(query, &dense, &bm25);
+        let verdict = decide(signals.as_ref(), config.refusal, self.embedder.model_id());
+        let (dense, bm25) = (
+            &dense[..dense.len().min(candidates)],
+            &bm25[..bm25.len().min(candidates)],
+        );
 
         let mut fused = match config.mode {
-            RetrievalMode::Dense => single(&dense, |f, s| f.dense = Some(s)),
-            RetrievalMode::Bm25 => single(&bm25, |f, s| f.bm25 = Some(s)),
-            RetrievalMode::Hybrid => fuse(&dense, &bm25, config),
+            RetrievalMode::Dense => single(dense, |f, s| f.dense = Some(s)),
+            RetrievalMode::Bm25 => single(bm25, |f, s| f.bm25 = Some(s)),
+            RetrievalMode::Hybrid => fuse(dense, bm25, config),
         };
-        if config.mode == RetrievalMode::Bm25 {
-            // The gate's cosine belongs to the dense top-1, not to the BM25 hits.
-            for f in &mut fused {
-                f.dense = None;
-            }
-        }
 
         let mut chunks = if let Some(decay) = &config.time_decay {
             // Decay can reorder anything among the candidates, so weigh them all before cutting.
@@ -145,7 +138,8 @@ impl Retriever<'_> {
             .collect();
         Ok(Retrieved {
             hits,
-            best_dense,
+            signals,
+            verdict,
             embed_ms,
             retrieve_ms: elapsed_ms(started),
         })

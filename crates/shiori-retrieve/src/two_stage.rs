@@ -16,9 +16,11 @@ pub fn merge_two_stage(
     let kept_for_related = related_hits.min(secondary.hits.len()).min(top_k);
     let from_primary = primary.hits.len().min(top_k - kept_for_related);
     let from_secondary = secondary.hits.len().min(top_k - from_primary);
-    let best_dense = match (primary.best_dense, secondary.best_dense) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
+    // Something relevant in either stage is enough to answer; the primary stage speaks first.
+    let (signals, verdict) = if primary.verdict.refused && !secondary.verdict.refused {
+        (secondary.signals, secondary.verdict)
+    } else {
+        (primary.signals, primary.verdict)
     };
     let hits = primary
         .hits
@@ -28,7 +30,8 @@ pub fn merge_two_stage(
         .collect();
     Retrieved {
         hits,
-        best_dense,
+        signals,
+        verdict,
         embed_ms: primary.embed_ms + secondary.embed_ms,
         retrieve_ms: primary.retrieve_ms + secondary.retrieve_ms,
     }
@@ -37,7 +40,7 @@ pub fn merge_two_stage(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shiori_core::{Chunk, Hit};
+    use shiori_core::{Chunk, Hit, RelevanceVerdict};
     use std::collections::BTreeMap;
 
     fn hit(id: &str, score: f32) -> Hit {
@@ -60,10 +63,15 @@ mod tests {
         }
     }
 
-    fn retrieved(ids: &[&str], best_dense: Option<f32>) -> Retrieved {
+    /// A stage's result; `relevant` names the stage in its verdict's reason.
+    fn retrieved(ids: &[&str], relevant: Option<&str>) -> Retrieved {
         Retrieved {
             hits: ids.iter().map(|id| hit(id, 0.5)).collect(),
-            best_dense,
+            signals: None,
+            verdict: RelevanceVerdict {
+                refused: relevant.is_none(),
+                reason: relevant.unwrap_or("refused").to_string(),
+            },
             embed_ms: 1.0,
             retrieve_ms: 2.0,
         }
@@ -80,13 +88,16 @@ mod tests {
     #[test]
     fn current_project_first_with_places_kept_for_related_ones() {
         let merged = merge_two_stage(
-            retrieved(&["p1", "p2", "p3", "p4", "p5"], Some(0.8)),
-            retrieved(&["s1", "s2", "s3"], Some(0.9)),
+            retrieved(&["p1", "p2", "p3", "p4", "p5"], Some("primary")),
+            retrieved(&["s1", "s2", "s3"], Some("secondary")),
             5,
             2,
         );
         assert_eq!(ids(&merged), ["p1", "p2", "p3", "s1", "s2"]);
-        assert_eq!(merged.best_dense, Some(0.9));
+        assert_eq!(
+            merged.verdict.reason, "primary",
+            "the primary stage speaks first"
+        );
         assert_eq!((merged.embed_ms, merged.retrieve_ms), (2.0, 4.0));
     }
 
@@ -94,14 +105,17 @@ mod tests {
     fn places_one_side_leaves_empty_go_to_the_other() {
         let few_primary = merge_two_stage(
             retrieved(&["p1"], None),
-            retrieved(&["s1", "s2", "s3", "s4", "s5"], Some(0.7)),
+            retrieved(&["s1", "s2", "s3", "s4", "s5"], Some("secondary")),
             4,
             2,
         );
         assert_eq!(ids(&few_primary), ["p1", "s1", "s2", "s3"]);
-        assert_eq!(few_primary.best_dense, Some(0.7));
+        assert!(
+            !few_primary.verdict.refused,
+            "a relevant related project answers"
+        );
         let no_related = merge_two_stage(
-            retrieved(&["p1", "p2", "p3", "p4"], Some(0.8)),
+            retrieved(&["p1", "p2", "p3", "p4"], Some("primary")),
             retrieved(&[], None),
             3,
             2,
@@ -114,5 +128,6 @@ mod tests {
             5,
         );
         assert_eq!(ids(&all_related), ["s1"]);
+        assert!(all_related.verdict.refused);
     }
 }

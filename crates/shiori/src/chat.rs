@@ -25,8 +25,11 @@ impl<'e> Session<'e> {
         args: &AnswerArgs,
         conversation: Option<ConversationId>,
     ) -> Result<Session<'e>> {
-        let mut retrieval =
-            retrieval_config(&engine.config.retrieval, &args.retrieval, args.threshold);
+        let mut retrieval = retrieval_config(
+            &engine.config.retrieval,
+            &args.retrieval,
+            Some(&args.refusal),
+        )?;
         let filters = scoped_filters(engine, &mut retrieval, &args.filters, &args.scope)?;
         let last_sources = match &conversation {
             Some(id) => engine

@@ -1,5 +1,5 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use shiori_core::{ConversationId, FusionKind, RetrievalMode};
+use shiori_core::{ConversationId, FusionKind, Refusal, RetrievalMode};
 use shiori_engine::{EmbedderKind, PipelineKind};
 use shiori_models::Precision;
 use std::net::SocketAddr;
@@ -84,9 +84,9 @@ pub enum Command {
         dataset: PathBuf,
         #[command(flatten)]
         retrieval: RetrievalArgs,
-        #[arg(long)]
-        threshold: Option<f32>,
-        /// Also print the answer-rate / refusal trade-off over thresholds.
+        #[command(flatten)]
+        refusal: RefusalArgs,
+        /// Also print the answer-rate / refusal trade-off over cosine cuts and calibrated targets.
         #[arg(long)]
         sweep_threshold: bool,
         /// Write the ranked documents as a TREC run file (for trec_eval / ir_measures).
@@ -219,6 +219,18 @@ pub struct ProjectArgs {
     /// `related` list, else every other project), its own hits ranked first.
     #[arg(long, requires = "projects")]
     pub two_stage: bool,
+}
+
+/// When to refuse; unset keeps `[retrieval] refusal`.
+#[derive(Debug, Args)]
+pub struct RefusalArgs {
+    /// balanced, answer_rate:R (a target answer rate on the embedder's calibrated refusal model)
+    /// or cosine:T (refuse when the best dense cosine is below T).
+    #[arg(long, value_name = "TARGET")]
+    pub refusal: Option<Refusal>,
+    /// Refuse when the best dense cosine is below this: the same as --refusal cosine:T.
+    #[arg(long)]
+    pub threshold: Option<f32>,
 }
 
 #[derive(Debug, Args)]
@@ -360,9 +372,8 @@ pub enum BenchAction {
 pub struct AnswerArgs {
     #[command(flatten)]
     pub retrieval: RetrievalArgs,
-    /// Refuse when the best dense cosine is below this (extractive answers).
-    #[arg(long)]
-    pub threshold: Option<f32>,
+    #[command(flatten)]
+    pub refusal: RefusalArgs,
     #[arg(long = "filter", value_name = "KEY=VALUE")]
     pub filters: Vec<String>,
     #[command(flatten)]

@@ -12,10 +12,13 @@ mod progress;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use cli::{BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RetrievalArgs};
+use cli::{
+    BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RefusalArgs, RetrievalArgs,
+};
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{
-    check_retrieval, init_store, migrate_store, AskOptions, Config, EmbedAs, Engine, EngineError,
+    check_retrieval, init_store, migrate_store, refusal_override, AskOptions, Config, EmbedAs,
+    Engine, EngineError,
 };
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
@@ -125,7 +128,7 @@ fn run(cli: &Cli) -> Result<()> {
             rerank,
         } => {
             let engine = open_engine(cli, &home)?;
-            let mut config = retrieval_config(&engine.config.retrieval, retrieval, None);
+            let mut config = retrieval_config(&engine.config.retrieval, retrieval, None)?;
             let filters = scoped_filters(&engine, &mut config, filters, scope)?;
             check_retrieval(&config)?;
             let retrieved = if *rerank {
@@ -138,7 +141,8 @@ fn run(cli: &Cli) -> Result<()> {
                 cli.json,
                 &serde_json::json!({
                     "hits": sources,
-                    "best_dense": retrieved.best_dense,
+                    "best_dense": retrieved.best_dense(),
+                    "verdict": retrieved.verdict,
                     "timings_ms": {"embed_ms": retrieved.embed_ms, "retrieve_ms": retrieved.retrieve_ms},
                 }),
                 || output::hits(&retrieved.hits),
@@ -169,7 +173,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Eval {
             dataset,
             retrieval,
-            threshold,
+            refusal,
             sweep_threshold,
             run_out,
             per_query,
@@ -178,7 +182,7 @@ fn run(cli: &Cli) -> Result<()> {
             rerank,
         } => {
             let mut engine = open_engine(cli, &home)?;
-            let config = retrieval_config(&engine.config.retrieval, retrieval, *threshold);
+            let config = retrieval_config(&engine.config.retrieval, retrieval, Some(refusal))?;
             check_retrieval(&config)?;
             let run = engine.evaluate(dataset, &config, &progress::Bar::default())?;
             if let Some(path) = run_out {
@@ -193,10 +197,13 @@ fn run(cli: &Cli) -> Result<()> {
                 })?;
             }
             let sweep = sweep_threshold.then(|| {
-                shiori_eval::sweep_thresholds(
-                    &run.dataset,
-                    &run.outcomes,
-                    &shiori_eval::sweep_grid(),
+                (
+                    shiori_eval::sweep_thresholds(
+                        &run.dataset,
+                        &run.outcomes,
+                        &shiori_eval::sweep_grid(),
+                    ),
+                    engine.sweep_refusals(&run, &shiori_eval::target_grid()),
                 )
             });
             let options = AskOptions {
@@ -219,8 +226,12 @@ fn run(cli: &Cli) -> Result<()> {
             if cli.json {
                 let mut value = serde_json::to_value(&run.report)?;
                 if let Some(object) = value.as_object_mut() {
-                    if let Some(rows) = &sweep {
-                        object.insert("threshold_sweep".to_string(), serde_json::to_value(rows)?);
+                    if let Some((cosines, targets)) = &sweep {
+                        object.insert(
+                            "threshold_sweep".to_string(),
+                            serde_json::to_value(cosines)?,
+                        );
+                        object.insert("refusal_sweep".to_string(), serde_json::to_value(targets)?);
                     }
                     if let Some(judged) = &judged {
                         object.insert("judge".to_string(), serde_json::to_value(judged)?);
@@ -230,8 +241,12 @@ fn run(cli: &Cli) -> Result<()> {
                 Ok(())
             } else {
                 println!("{}", output::eval_report(&run.report, &config));
-                if let Some(rows) = &sweep {
-                    println!("{}", output::sweep(rows));
+                if let Some((cosines, targets)) = &sweep {
+                    println!(
+                        "{}\n{}",
+                        output::sweep(cosines),
+                        output::target_sweep(targets)
+                    );
                 }
                 if let Some(judged) = &judged {
                     println!("{}", output::judge_report(judged));
@@ -420,9 +435,13 @@ fn write_file(
 fn retrieval_config(
     base: &RetrievalConfig,
     args: &RetrievalArgs,
-    threshold: Option<f32>,
-) -> RetrievalConfig {
-    RetrievalConfig {
+    refusal: Option<&RefusalArgs>,
+) -> Result<RetrievalConfig> {
+    let refusal = match refusal {
+        Some(args) => refusal_override(args.refusal, args.threshold)?,
+        None => None,
+    };
+    Ok(RetrievalConfig {
         mode: args.mode.map_or(base.mode, Into::into),
         top_k: args.top_k.unwrap_or(base.top_k),
         fusion: args.fusion.map_or(base.fusion, Into::into),
@@ -432,9 +451,9 @@ fn retrieval_config(
         normalised_bm25_weight: args
             .normalised_bm25_weight
             .unwrap_or(base.normalised_bm25_weight),
-        threshold: threshold.unwrap_or(base.threshold),
+        refusal: refusal.unwrap_or(base.refusal),
         ..base.clone()
-    }
+    })
 }
 
 /// `--filter`s plus `--project`s (which must be configured); `--two-stage` switches the

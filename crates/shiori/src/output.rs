@@ -4,7 +4,7 @@ use anyhow::Result;
 use serde::Serialize;
 use shiori_core::{Answer, Hit, RetrievalConfig};
 use shiori_engine::{AnswerEvent, IndexReport};
-use shiori_eval::{EvalReport, JudgeReport, SweepRow};
+use shiori_eval::{EvalReport, JudgeReport, SweepRow, TargetRow};
 use shiori_models::assets::AssetStatus;
 use shiori_store::StoreStats;
 use std::fmt::Write;
@@ -170,9 +170,23 @@ pub fn eval_report(report: &EvalReport, config: &RetrievalConfig) -> String {
     }
     let _ = write!(
         text,
-        "  {:<20} p50 {:.2} ms, p95 {:.2} ms (threshold {:.2})",
-        "latency", report.latency_p50_ms, report.latency_p95_ms, config.threshold
+        "  {:<20} p50 {:.2} ms, p95 {:.2} ms (refusal {})",
+        "latency", report.latency_p50_ms, report.latency_p95_ms, config.refusal
     );
+    text
+}
+
+pub fn target_sweep(rows: &[TargetRow]) -> String {
+    let mut text = "refusal            answer_rate  no_answer_accuracy".to_string();
+    for row in rows {
+        let _ = write!(
+            text,
+            "\n{:<17}  {:>11.4}  {:>18.4}",
+            row.refusal.to_string(),
+            row.answer_rate,
+            row.no_answer_accuracy
+        );
+    }
     text
 }
 

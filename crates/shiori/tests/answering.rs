@@ -77,6 +77,13 @@ fn evaluates_the_sample_corpus(backend: Backend) {
         report["threshold_sweep"].as_array().unwrap().len(),
         shiori_eval::sweep_grid().len()
     );
+    let targets = report["refusal_sweep"].as_array().unwrap();
+    assert_eq!(targets.len(), shiori_eval::target_grid().len());
+    assert_eq!(targets[0]["refusal"], "balanced", "{report}");
+    assert_eq!(
+        targets[0]["answer_rate"], report["answer_rate"],
+        "the default is balanced: its sweep row is the run itself"
+    );
 }
 
 /// trec_eval's view of a run: per query, the documents ordered by score (ties: larger id first),

@@ -205,9 +205,12 @@ fn basic_pipeline_cites_sources_checks_citations_and_costs_tokens() {
     assert!(text.contains("cost $0.003000"), "{text}");
 }
 
+/// With the default refusal (the embedder's calibrated model at its balanced cut), the gate
+/// refuses an unrelated question before any model call, says why, and lets an in-corpus
+/// question through to the model.
 #[test]
 fn basic_refuses_an_unrelated_question_without_calling_the_model() {
-    let llm = MockServer::start(|_| completion("[1] The capital is Lima [2]."));
+    let llm = MockServer::start(|_| completion("Every workspace includes 100 GB [1]."));
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("data");
     index(&data, &sample_faq_dir().join("documents.jsonl"));
@@ -219,9 +222,36 @@ fn basic_refuses_an_unrelated_question_without_calling_the_model() {
     );
     assert_eq!(answer["refused"], true, "{answer}");
     assert_eq!(steps(&answer), vec!["gate"], "{answer}");
-    let gate = answer["trace"]["steps"][0]["output"].as_str().unwrap();
-    assert!(gate.contains("without calling the answer model"), "{gate}");
+    let gate = &answer["trace"]["steps"][0];
+    let output = gate["output"].as_str().unwrap();
+    assert!(
+        output.contains("without calling the answer model"),
+        "{output}"
+    );
+    let reason = gate["input"].as_str().unwrap();
+    for part in [
+        "calibrated model, balanced",
+        "score",
+        "< cut",
+        "best cosine",
+        "BM25 z",
+    ] {
+        assert!(reason.contains(part), "{part}: {reason}");
+    }
     assert!(llm.requests().is_empty(), "the model was called");
+
+    let answered = ask_about(
+        &data,
+        "How much storage does every workspace include?",
+        &["--pipeline", "basic"],
+    );
+    assert_eq!(answered["refused"], false, "{answered}");
+    assert!(answered["answer"].as_str().unwrap().contains("100 GB"));
+    assert!(
+        !steps(&answered).contains(&"gate".to_string()),
+        "{answered}"
+    );
+    assert_eq!(llm.requests().len(), 1);
 }
 
 #[test]

@@ -228,6 +228,10 @@ fn the_cli_rejects_what_the_api_rejects() {
         (vec!["--top-k", "0"], json!({"top_k": 0})),
         (vec!["--threshold", "5"], json!({"threshold": 5.0})),
         (vec!["--threshold=-2"], json!({"threshold": -2.0})),
+        (
+            vec!["--refusal", "balanced", "--threshold", "0.5"],
+            json!({"refusal": "balanced", "threshold": 0.5}),
+        ),
     ] {
         let mut args = vec!["ask", "How long is the verification link valid?"];
         args.extend(&flags);

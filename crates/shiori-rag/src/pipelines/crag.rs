@@ -330,20 +330,24 @@ mod grading_tests {
             queries: 2,
             ..PipelineParams::default()
         };
-        ask_with(kind, irrelevant, params)
+        ask_with(kind, irrelevant, params, None)
     }
 
     fn ask_with(
         kind: PipelineKind,
         irrelevant: Option<&'static str>,
         params: PipelineParams,
+        cosine_cut: Option<f32>,
     ) -> (Answer, MockServer, MockServer, MockServer) {
         let (grade_server, answer_server, web_server) = (grader(irrelevant), answerer(), tavily());
         let cheap = model(&grade_server, "cheap");
         let strong = model(&answer_server, "strong");
         let web = WebSearchClient::new(WebSearchProvider::Tavily, Endpoint::new(web_server.url()))
             .unwrap();
-        let corpus = corpus();
+        let mut corpus = corpus();
+        if let Some(cut) = cosine_cut {
+            corpus.cosine_cut = cut;
+        }
         let prices = prices();
         let pipelines = Pipelines {
             corpus: &corpus,
@@ -369,11 +373,11 @@ mod grading_tests {
     fn crag_below_the_gate_searches_the_web_instead_of_refusing() {
         let params = PipelineParams {
             queries: 2,
-            threshold: 0.95,
             refuse_irrelevant: true,
             ..PipelineParams::default()
         };
-        let (answer, _, _, web_server) = ask_with(PipelineKind::Crag, Some("VPN"), params);
+        let (answer, _, _, web_server) =
+            ask_with(PipelineKind::Crag, Some("VPN"), params, Some(0.95));
         assert_eq!(steps(&answer)[0], "gate");
         assert!(
             answer.trace.steps[0].output.contains("search the web"),

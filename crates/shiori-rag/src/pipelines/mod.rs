@@ -17,7 +17,7 @@ use crate::corpus::RagError;
 use crate::pipeline::Run;
 use shiori_core::{Answer, Hit, Source};
 
-/// retrieve → best chunk, or refuse below the threshold.
+/// retrieve → best chunk, or refuse when nothing is relevant enough.
 pub(crate) fn extractive(run: &mut Run, question: &str) -> Result<Answer, RagError> {
     let retrieval = run.retrieve(question, run.params().top_k)?;
     Ok(run.extractive(&retrieval))

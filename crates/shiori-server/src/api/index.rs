@@ -9,8 +9,8 @@ use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use shiori_core::{RetrievalConfig, RetrievalMode};
-use shiori_engine::{check_retrieval, EvalRun, IndexReport, IndexTarget};
+use shiori_core::{Refusal, RetrievalConfig, RetrievalMode};
+use shiori_engine::{check_retrieval, refusal_override, EvalRun, IndexReport, IndexTarget};
 use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
 use std::time::Instant;
 
@@ -87,6 +87,7 @@ pub async fn reindex_status(State(state): State<SharedState>) -> Json<ProgressSn
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvalRequest {
+    refusal: Option<Refusal>,
     threshold: Option<f32>,
     mode: Option<RetrievalMode>,
 }
@@ -107,9 +108,8 @@ pub async fn eval(
             )
         })?;
     let retrieval = RetrievalConfig {
-        threshold: request
-            .threshold
-            .unwrap_or(engine.config.retrieval.threshold),
+        refusal: refusal_override(request.refusal, request.threshold)?
+            .unwrap_or(engine.config.retrieval.refusal),
         mode: request.mode.unwrap_or(engine.config.retrieval.mode),
         ..engine.config.retrieval.clone()
     };
@@ -124,7 +124,7 @@ pub async fn eval(
                 failures: failures(&run),
                 threshold_sweep: sweep_thresholds(&run.dataset, &run.outcomes, &sweep_grid()),
                 dataset: shown.show(&dataset.display().to_string()),
-                threshold: retrieval.threshold,
+                refusal: retrieval.refusal,
                 mode: retrieval.mode,
                 report: run.report,
             })
@@ -137,7 +137,7 @@ pub async fn eval(
 pub struct EvalResponse {
     /// The dataset folder, as a shown path.
     pub dataset: String,
-    pub threshold: f32,
+    pub refusal: Refusal,
     pub mode: RetrievalMode,
     pub report: EvalReport,
     pub failures: Vec<Value>,

@@ -11,8 +11,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use shiori_core::{ConversationId, Filters, RetrievalConfig, RetrievalMode};
-use shiori_engine::{AnswerEvent, AskOptions, PipelineKind};
+use shiori_core::{ConversationId, Filters, Refusal, RetrievalConfig, RetrievalMode};
+use shiori_engine::{refusal_override, AnswerEvent, AskOptions, EngineError, PipelineKind};
 use std::convert::Infallible;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
@@ -24,6 +24,9 @@ pub struct QueryRequest {
     pub question: String,
     pub pipeline: Option<PipelineKind>,
     pub top_k: Option<usize>,
+    /// `balanced`, `answer_rate:R` or `cosine:T`.
+    pub refusal: Option<Refusal>,
+    /// A cosine cut, the same as `refusal: "cosine:T"`.
     pub threshold: Option<f32>,
     #[serde(default)]
     pub filters: Filters,
@@ -40,14 +43,14 @@ pub struct QueryRequest {
 
 impl QueryRequest {
     /// The retrieval settings of this request over the configured ones.
-    pub fn retrieval(&self, base: &RetrievalConfig) -> RetrievalConfig {
-        RetrievalConfig {
+    pub fn retrieval(&self, base: &RetrievalConfig) -> Result<RetrievalConfig, EngineError> {
+        Ok(RetrievalConfig {
             top_k: self.top_k.unwrap_or(base.top_k),
-            threshold: self.threshold.unwrap_or(base.threshold),
+            refusal: refusal_override(self.refusal, self.threshold)?.unwrap_or(base.refusal),
             mode: self.mode.unwrap_or(base.mode),
             two_stage: self.two_stage.unwrap_or(base.two_stage),
             ..base.clone()
-        }
+        })
     }
 }
 
@@ -62,7 +65,7 @@ pub async fn query(
 ) -> Result<Response, ApiError> {
     let engine = state.engine();
     let job = AnswerJob {
-        retrieval: request.retrieval(&engine.config.retrieval),
+        retrieval: request.retrieval(&engine.config.retrieval)?,
         engine,
         question: request.question,
         filters: request.filters,
@@ -123,9 +126,25 @@ mod tests {
         let base = RetrievalConfig::default();
         let ok = request(serde_json::json!({"question": "vpn?", "top_k": 3, "mode": "bm25"}))
             .unwrap()
-            .retrieval(&base);
+            .retrieval(&base)
+            .unwrap();
         assert_eq!((ok.top_k, ok.mode), (3, RetrievalMode::Bm25));
-        assert_eq!(ok.threshold, base.threshold);
+        assert_eq!(ok.refusal, base.refusal);
+        let cosine = request(serde_json::json!({"question": "q", "threshold": 0.8})).unwrap();
+        assert_eq!(
+            cosine.retrieval(&base).unwrap().refusal,
+            Refusal::Cosine(0.8)
+        );
+        let target = request(serde_json::json!({"question": "q", "refusal": "answer_rate:0.9"}));
+        assert_eq!(
+            target.unwrap().retrieval(&base).unwrap().refusal,
+            Refusal::AnswerRate(0.9)
+        );
+        let both =
+            request(serde_json::json!({"question": "q", "refusal": "balanced", "threshold": 0.8}));
+        assert!(both.unwrap().retrieval(&base).is_err());
+        let bad = request(serde_json::json!({"question": "q", "refusal": "strict"}));
+        assert!(bad.unwrap_err().to_string().contains("answer_rate:R"));
         assert!(request(serde_json::json!({"question": "q", "topk": 3})).is_err());
         let crag = request(serde_json::json!({"question": "q", "pipeline": "crag"})).unwrap();
         assert_eq!(crag.pipeline, Some(PipelineKind::Crag));

@@ -54,8 +54,7 @@ async function loadStats() {
       (s.last_reindex ? ` · last ${s.last_reindex.operation} ${s.last_reindex.ok ? "ok" : "failed"}` : "");
     if (!loadStats.configured) {
       loadStats.configured = true;
-      $("threshold").value = s.retrieval.threshold;
-      showThreshold();
+      $("refusal").value = s.retrieval.refusal;
       $("mode").value = s.retrieval.mode;
       $("top-k").value = s.retrieval.top_k;
     }
@@ -65,15 +64,10 @@ async function loadStats() {
 }
 loadStats();
 
-// The threshold the page sends is exactly the one it shows: the slider's value rounded to the
-// 0.001 the label prints (a coarser step would snap the configured 0.855 to 0.86).
-function threshold() {
-  return Math.round(Number($("threshold").value) * 1000) / 1000;
+// The refusal the page sends is exactly the text it shows; the server checks it.
+function refusal() {
+  return $("refusal").value.trim();
 }
-function showThreshold() {
-  $("threshold-value").textContent = threshold().toFixed(3);
-}
-$("threshold").addEventListener("input", showThreshold);
 
 async function pollProgress() {
   const bar = $("reindex-progress");
@@ -199,7 +193,7 @@ $("ask-form").addEventListener("submit", async (event) => {
   $("error").hidden = true;
   const body = {
     question: $("question").value,
-    threshold: threshold(),
+    refusal: refusal(),
     mode: $("mode").value,
     top_k: Number($("top-k").value),
   };
@@ -267,8 +261,10 @@ function renderSweep(rows, current) {
   };
   line("answer_rate", "#2f5bd3", "answer rate", 0);
   line("no_answer_accuracy", "#b45309", "no-answer accuracy", 1);
-  add("line", { x1: x(current), y1: y(0), x2: x(current), y2: y(1), stroke: "#111827", "stroke-dasharray": "4 3" });
-  add("text", { x: x(current) + 4, y: y(1) + 12, "font-size": 11 }, "threshold " + current.toFixed(2));
+  if (current !== null) {
+    add("line", { x1: x(current), y1: y(0), x2: x(current), y2: y(1), stroke: "#111827", "stroke-dasharray": "4 3" });
+    add("text", { x: x(current) + 4, y: y(1) + 12, "font-size": 11 }, "cosine cut " + current.toFixed(3));
+  }
   add("text", { x: w / 2, y: h - 6, "text-anchor": "middle", "font-size": 11, fill: "#6b7280" }, "refusal threshold (best dense cosine)");
   $("sweep-chart").replaceChildren(svg);
 }
@@ -280,11 +276,11 @@ $("run-eval").addEventListener("click", async () => {
   $("eval-status").textContent = "evaluating…";
   pollProgress();
   try {
-    const r = await api("POST", "/api/eval", { threshold: threshold(), mode: $("mode").value });
+    const r = await api("POST", "/api/eval", { refusal: refusal(), mode: $("mode").value });
     const report = r.report;
     $("metric-cards").replaceChildren(...METRICS.filter(([k]) => report[k] !== undefined).map(([k, label]) =>
       el("div", {}, el("div", { class: "value" }, Number(report[k]).toFixed(k.startsWith("latency") ? 1 : 3)), el("div", { class: "label" }, label))));
-    renderSweep(r.threshold_sweep, r.threshold);
+    renderSweep(r.threshold_sweep, r.refusal.startsWith("cosine:") ? Number(r.refusal.slice(7)) : null);
     $("failure-count").textContent = `(${r.failures.length} of ${report.queries})`;
     $("failures").tBodies[0].replaceChildren(...r.failures.map((f) => el("tr", {},
       el("td", {}, f.question),
@@ -292,7 +288,7 @@ $("run-eval").addEventListener("click", async () => {
       el("td", {}, f.gold.answerable ? f.gold.doc_ids.join(", ") + (f.gold.answers.length ? " — " + f.gold.answers.join(" / ") : "") : "(unanswerable)"),
       el("td", {}, f.got.refused ? "refused" : f.got.doc_ids.join(", ") + (f.got.best_dense != null ? ` (cos ${f.got.best_dense.toFixed(3)})` : "")))));
     $("eval-result").hidden = false;
-    $("eval-status").textContent = `${report.dataset}: ${report.queries} queries, mode ${r.mode}, threshold ${r.threshold.toFixed(3)}`;
+    $("eval-status").textContent = `${report.dataset}: ${report.queries} queries, mode ${r.mode}, refusal ${r.refusal}`;
   } catch (e) {
     $("eval-error").textContent = e.message;
     $("eval-error").hidden = false;

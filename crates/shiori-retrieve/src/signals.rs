@@ -1,0 +1,101 @@
+//! The relevance signals of one query, computed from the candidates both retrievers returned.
+
+use crate::fusion::Spread;
+use shiori_core::RelevanceSignals;
+
+/// How many candidates of each list the signals look at, whatever `[retrieval] candidates`
+/// says: z-scores and means over a fixed depth keep the calibrated refusal model's inputs on
+/// the scale it was fitted on.
+pub const SIGNAL_DEPTH: usize = 50;
+
+/// The signals of `query` given its dense and BM25 candidates (each best first, scores raw);
+/// `None` when the dense retriever found nothing, so there is no evidence of relevance.
+pub fn relevance_signals(
+    query: &str,
+    dense: &[(u64, f32)],
+    bm25: &[(u64, f32)],
+) -> Option<RelevanceSignals> {
+    let dense = &dense[..dense.len().min(SIGNAL_DEPTH)];
+    let bm25 = &bm25[..bm25.len().min(SIGNAL_DEPTH)];
+    let (best_key, best_cosine) = *dense.first()?;
+    let bm25_spread = Spread::of(bm25);
+    let best_bm25 = bm25.first().map_or(0.0, |(_, score)| *score);
+    Some(RelevanceSignals {
+        best_cosine,
+        cosine_margin: dense.get(1).map_or(0.0, |(_, second)| best_cosine - second),
+        cosine_z: Spread::of(dense).standardise(best_cosine),
+        bm25_z: bm25_spread.standardise(best_bm25),
+        bm25_relative: bm25_spread.relative(best_bm25),
+        bm25_gap: match bm25 {
+            [(_, first), (_, second), ..] if *first > f32::EPSILON => (first - second) / first,
+            _ => 0.0,
+        },
+        agreement: bm25
+            .iter()
+            .position(|(key, _)| *key == best_key)
+            .map_or(0.0, |index| 1.0 / (index + 1) as f32),
+        query_length: (1.0 + query.chars().count() as f32).ln(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_follow_both_lists() {
+        let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
+        let bm25 = [(2, 30.0), (1, 20.0), (4, 10.0)];
+        let signals = relevance_signals("vpn", &dense, &bm25).unwrap();
+        assert_eq!(signals.best_cosine, 0.9);
+        assert!((signals.cosine_margin - 0.1).abs() < 1e-6);
+        let deviation = (0.02f32 / 3.0).sqrt();
+        assert!((signals.cosine_z - 0.1 / deviation).abs() < 1e-4);
+        let bm25_deviation = (200.0f32 / 3.0).sqrt();
+        assert!((signals.bm25_z - 10.0 / bm25_deviation).abs() < 1e-4);
+        assert!((signals.bm25_relative - 0.5).abs() < 1e-6);
+        assert!((signals.bm25_gap - 1.0 / 3.0).abs() < 1e-6);
+        assert_eq!(signals.agreement, 0.5, "the dense best is BM25's second");
+        assert!((signals.query_length - 4f32.ln()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn signals_do_not_depend_on_the_bm25_scale() {
+        let dense = [(1, 0.9), (2, 0.8)];
+        let bm25 = [(2, 3.0), (3, 2.0), (4, 1.5)];
+        let tenfold = bm25.map(|(key, score)| (key, 10.0 * score));
+        let a = relevance_signals("q", &dense, &bm25).unwrap();
+        let b = relevance_signals("q", &dense, &tenfold).unwrap();
+        for (x, y) in [
+            (a.bm25_z, b.bm25_z),
+            (a.bm25_relative, b.bm25_relative),
+            (a.bm25_gap, b.bm25_gap),
+        ] {
+            assert!((x - y).abs() < 1e-5);
+        }
+        assert_eq!(a.agreement, 0.0, "BM25 did not find the dense best");
+    }
+
+    #[test]
+    fn no_dense_candidate_gives_no_signals_and_no_bm25_gives_zeros() {
+        assert_eq!(relevance_signals("q", &[], &[(1, 2.0)]), None);
+        let alone = relevance_signals("q", &[(1, 0.5)], &[]).unwrap();
+        assert_eq!(
+            (
+                alone.cosine_margin,
+                alone.cosine_z,
+                alone.bm25_z,
+                alone.agreement
+            ),
+            (0.0, 0.0, 0.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn only_the_first_candidates_count() {
+        let many: Vec<(u64, f32)> = (0..200).map(|i| (i, 1.0 - i as f32 * 0.001)).collect();
+        let signals = relevance_signals("q", &many, &many).unwrap();
+        let capped = relevance_signals("q", &many[..SIGNAL_DEPTH], &many[..SIGNAL_DEPTH]).unwrap();
+        assert_eq!(signals, capped);
+    }
+}

