@@ -118,14 +118,7 @@ async fn bad_uploads_are_refused() {
     );
 
     let form = Form::new().text("note", "no file here");
-    let response = server
-        .client
-        .post(server.url("/api/documents"))
-        .header("x-shiori-request", "1")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = server.post_multipart("/api/documents", form).await;
     let (status, body) = status_and_json(response).await;
     assert_eq!(
         (status, error_code(&body).as_str()),
@@ -181,13 +174,8 @@ async fn upload_parts(server: &TestServer, query: &str, parts: &[(&str, &[u8])])
         );
     }
     let response = server
-        .client
-        .post(server.url(&format!("/api/documents{query}")))
-        .header("x-shiori-request", "1")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+        .post_multipart(&format!("/api/documents{query}"), form)
+        .await;
     status_and_json(response).await
 }
 

@@ -48,14 +48,7 @@ async fn upload(server: &TestServer, name: &str, bytes: &[u8]) -> Exchange {
         "file",
         Part::bytes(bytes.to_vec()).file_name(name.to_string()),
     );
-    let response = server
-        .client
-        .post(server.url("/api/documents"))
-        .header("x-shiori-request", "1")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = server.post_multipart("/api/documents", form).await;
     Exchange {
         label: format!("upload {name}"),
         status: response.status().as_u16(),

@@ -79,6 +79,21 @@ impl TestServer {
         status_and_json(response).await
     }
 
+    /// A multipart upload as the page sends it (with its `X-Shiori-Request` header).
+    pub async fn post_multipart(
+        &self,
+        path: &str,
+        form: reqwest::multipart::Form,
+    ) -> reqwest::Response {
+        self.client
+            .post(self.url(path))
+            .header("x-shiori-request", "1")
+            .multipart(form)
+            .send()
+            .await
+            .unwrap()
+    }
+
     pub async fn reindex(&self) -> Value {
         let (status, body) = self.post("/api/reindex", Value::Null).await;
         assert_eq!(status, 200, "{body}");

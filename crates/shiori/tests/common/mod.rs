@@ -210,3 +210,31 @@ pub fn start_serving(mut command: Command) -> (Serving, String, String) {
         .to_string();
     (serving, addr, line)
 }
+
+/// Runs one of the Python client scripts in `tests/clients/` (the official `openai` and `mcp`
+/// packages) and returns what it printed; fails with its output when any of its checks failed.
+pub fn run_python_client(script: &str, args: &[&str]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(script);
+    let output = Command::new("python3")
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{script} failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
+/// `work/data`, initialised, with samples/faq's documents indexed.
+pub fn indexed_faq(work: &Path) -> PathBuf {
+    let data = work.join("data");
+    run_json(&data, &["init"]);
+    index(&data, &sample_faq_dir().join("documents.jsonl"));
+    data
+}
