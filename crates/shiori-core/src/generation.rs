@@ -193,3 +193,11 @@ pub trait WebSearch: Send + Sync {
     /// At most `max_results` results, best first.
     fn search(&self, query: &str, max_results: usize) -> Result<Vec<WebResult>, WebSearchError>;
 }
+
+/// Untrusted text (a document, a conversation turn) made safe to put inside a prompt's tagged
+/// block: its markup characters are escaped, so it can neither close the block nor open another.
+pub fn escape_markup(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

@@ -18,8 +18,8 @@ pub use conversation::{
     Conversation, ConversationId, ConversationSummary, InvalidConversationId, Turn, TurnSource,
 };
 pub use generation::{
-    ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, RerankError, Reranker, Role,
-    TokenSink, ToolCall, ToolSpec, Usage, WebResult, WebSearch, WebSearchError,
+    escape_markup, ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, RerankError,
+    Reranker, Role, TokenSink, ToolCall, ToolSpec, Usage, WebResult, WebSearch, WebSearchError,
 };
 pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};

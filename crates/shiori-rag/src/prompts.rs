@@ -1,7 +1,7 @@
 //! The prompts of every LLM step, and lenient readers of what models reply.
 
 use serde_json::Value;
-use shiori_core::{ChatMessage, ChatRequest, Source, Turn};
+use shiori_core::{escape_markup, ChatMessage, ChatRequest, Source, Turn};
 use std::fmt::Write;
 
 /// What the answer model replies when the sources lack the answer.
@@ -23,9 +23,9 @@ pub fn documents<'a>(numbered: impl IntoIterator<Item = (usize, &'a Source)>) ->
         let _ = write!(
             text,
             "<document>\n[{number}] {} ({})\n{}\n</document>\n",
-            escape(&source.title),
-            escape(&source.source),
-            escape(&source.text)
+            escape_markup(&source.title),
+            escape_markup(&source.source),
+            escape_markup(&source.text)
         );
     }
     text.push_str("</documents>\n\n");
@@ -35,13 +35,6 @@ pub fn documents<'a>(numbered: impl IntoIterator<Item = (usize, &'a Source)>) ->
 /// `sources` numbered from 1, as [`documents`] shows them.
 pub fn numbered_sources(sources: &[Source]) -> String {
     documents(sources.iter().enumerate().map(|(index, s)| (index + 1, s)))
-}
-
-/// Untrusted text with its markup characters escaped.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 fn with_untrusted(rules: &str) -> String {
@@ -108,7 +101,7 @@ pub fn relevant_strips(question: &str, strips: &[&str]) -> ChatRequest {
     );
     let mut user = format!("Question: {question}\n\nStrips:\n<documents>\n");
     for (index, strip) in strips.iter().enumerate() {
-        let _ = writeln!(user, "{}. {}", index + 1, escape(strip));
+        let _ = writeln!(user, "{}. {}", index + 1, escape_markup(strip));
     }
     user.push_str("</documents>\n");
     request(&system, user, true, Some(60))
@@ -165,8 +158,8 @@ pub fn condense(question: &str, turns: &[Turn]) -> ChatRequest {
         let _ = write!(
             user,
             "<turn>\nUser: {}\nAssistant: {}\n</turn>\n",
-            escape(&turn.question),
-            escape(&turn.answer)
+            escape_markup(&turn.question),
+            escape_markup(&turn.answer)
         );
     }
     let _ = write!(user, "</conversation>\n\nFollow-up question: {question}");
