@@ -1,4 +1,4 @@
-use crate::{Citation, Trace, Usage};
+use crate::{Citation, RelevanceVerdict, Trace, Usage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -116,6 +116,27 @@ impl Filters {
             && self.projects.is_empty()
             && self.modified_after.is_none()
             && self.modified_before.is_none()
+    }
+}
+
+/// What one retrieval returned: ranked hits, the relevance signals of both retrievers'
+/// candidates, the refusal decision made from them, and where the time went. One type from the
+/// retriever through the engine to the pipelines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrieval {
+    pub hits: Vec<Hit>,
+    /// What both retrievers' candidates say about relevance (`None` without dense candidates).
+    pub signals: Option<RelevanceSignals>,
+    /// Whether anything retrieved is relevant enough to answer from, and why.
+    pub verdict: RelevanceVerdict,
+    pub embed_ms: f64,
+    pub retrieve_ms: f64,
+}
+
+impl Retrieval {
+    /// The best dense cosine among the chunks that pass the filters.
+    pub fn best_dense(&self) -> Option<f32> {
+        self.signals.map(|s| s.best_cosine)
     }
 }
 

@@ -7,13 +7,13 @@ use crate::{
 };
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{
-    Answer, Chunk, ConversationId, Embedder, Filters, Reranker, RetrievalConfig, Turn,
+    Answer, Chunk, ConversationId, Embedder, Filters, Reranker, Retrieval, RetrievalConfig, Turn,
 };
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder, Precision,
 };
-use shiori_rag::{rerank, Listener, PipelineKind, PipelineParams, Pipelines, RagError, Retrieval};
-use shiori_retrieve::{merge_two_stage, Retrieved, Retriever};
+use shiori_rag::{rerank, Listener, PipelineKind, PipelineParams, Pipelines, RagError};
+use shiori_retrieve::{merge_two_stage, Retriever};
 use shiori_store::{reembed, ConversationStore, DocumentStore, StoreOptions, StoreStats};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -174,7 +174,7 @@ impl Engine {
         query: &str,
         retrieval: &RetrievalConfig,
         filters: &Filters,
-    ) -> Result<Retrieved, EngineError> {
+    ) -> Result<Retrieval, EngineError> {
         let filters = self.shown_paths.stored_filters(filters);
         let mut retrieved = self.search_stored(query, retrieval, &filters)?;
         for hit in &mut retrieved.hits {
@@ -191,7 +191,7 @@ impl Engine {
         query: &str,
         retrieval: &RetrievalConfig,
         filters: &Filters,
-    ) -> Result<Retrieved, EngineError> {
+    ) -> Result<Retrieval, EngineError> {
         let retriever = Retriever {
             store: self.store.as_ref(),
             embedder: self.embedder.as_ref(),
@@ -233,7 +233,7 @@ impl Engine {
         query: &str,
         retrieval: &RetrievalConfig,
         filters: &Filters,
-    ) -> Result<Retrieved, EngineError> {
+    ) -> Result<Retrieval, EngineError> {
         let mut retrieved = self.search(query, retrieval, filters)?;
         let generation = self.generation()?;
         let reranker = generation.reranker()?;
@@ -272,15 +272,8 @@ impl Engine {
                 top_k: k,
                 ..retrieval.clone()
             };
-            let retrieved = self
-                .search(query, &retrieval, filters)
-                .map_err(|e| RagError::Retrieval(Box::new(e)))?;
-            Ok(Retrieval {
-                hits: retrieved.hits,
-                verdict: retrieved.verdict,
-                embed_ms: retrieved.embed_ms,
-                retrieve_ms: retrieved.retrieve_ms,
-            })
+            self.search(query, &retrieval, filters)
+                .map_err(|e| RagError::Retrieval(Box::new(e)))
         };
         let reranker = options.rerank.then(|| generation.reranker()).transpose()?;
         let pipeline = &self.config.pipeline;

@@ -1,15 +1,5 @@
-use shiori_core::{ChatError, Hit, RelevanceVerdict};
+use shiori_core::{ChatError, Retrieval};
 use thiserror::Error;
-
-/// What one retrieval returned.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Retrieval {
-    pub hits: Vec<Hit>,
-    /// Whether anything retrieved is relevant enough to answer from, and why.
-    pub verdict: RelevanceVerdict,
-    pub embed_ms: f64,
-    pub retrieve_ms: f64,
-}
 
 /// Where pipelines retrieve from: the engine binds its store, retrieval settings and filters;
 /// tests bind a fixed list. Any `Fn(&str, usize) -> Result<Retrieval, RagError>` is one.

@@ -22,7 +22,7 @@ mod test_support;
 
 pub use citations::{check_citations, CheckedCitations};
 pub use conversation::recent_turns;
-pub use corpus::{Corpus, RagError, Retrieval};
+pub use corpus::{Corpus, RagError};
 pub use events::{AnswerEvent, Listener};
 pub use extractive::{extractive_answer, refuses, REFUSAL_TEXT};
 pub use pipeline::{rerank, Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

@@ -4,13 +4,14 @@
 use crate::attribution::attribute;
 use crate::budget::fit_to_context;
 use crate::citations::{check_citations, CheckedCitations};
-use crate::corpus::{Corpus, RagError, Retrieval};
+use crate::corpus::{Corpus, RagError};
 use crate::events::{AnswerEvent, Listener};
 use crate::extractive::extractive_answer;
 use crate::gate::{gate, is_refusal};
 use crate::prompts;
 use crate::{fuse, pipelines};
 use serde::{Deserialize, Serialize};
+use shiori_core::Retrieval;
 use shiori_core::{
     Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Citation, Hit, PriceTable, Reranker,
     Source, Timings, Trace, TraceStep, WebSearch,

@@ -1,8 +1,9 @@
 //! Fixtures shared by the unit tests: hits, a corpus that records its queries, and chat models
 //! that talk real HTTP to a scripted OpenAI-compatible server.
 
-use crate::{Corpus, Models, PipelineParams, Pipelines, RagError, Retrieval};
+use crate::{Corpus, Models, PipelineParams, Pipelines, RagError};
 use serde_json::{json, Value};
+use shiori_core::Retrieval;
 use shiori_core::{ChatModel, Chunk, Hit, PriceTable, RelevanceVerdict, Source};
 use shiori_llm::{Endpoint, OpenAiChat, RetryPolicy};
 use shiori_mock::{MockServer, Recorded, Reply};
@@ -99,6 +100,7 @@ impl Corpus for FixedCorpus {
         };
         Ok(Retrieval {
             hits,
+            signals: None,
             verdict,
             embed_ms: 0.0,
             retrieve_ms: 0.0,

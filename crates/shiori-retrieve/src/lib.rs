@@ -14,6 +14,6 @@ mod two_stage;
 pub use decay::decay_factor;
 pub use fusion::{fuse, Fused};
 pub use refusal::{decide, default_cosine, features, RefusalModel, FEATURES};
-pub use retriever::{RetrieveError, Retrieved, Retriever};
+pub use retriever::{RetrieveError, Retriever};
 pub use signals::{relevance_signals, SIGNAL_DEPTH};
 pub use two_stage::merge_two_stage;

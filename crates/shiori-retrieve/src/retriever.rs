@@ -2,8 +2,7 @@ use crate::refusal::decide;
 use crate::signals::{relevance_signals, SIGNAL_DEPTH};
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
 use shiori_core::{
-    Chunk, EmbedError, Embedder, Filters, Hit, RelevanceSignals, RelevanceVerdict, RetrievalConfig,
-    RetrievalMode,
+    Chunk, EmbedError, Embedder, Filters, Hit, Retrieval, RetrievalConfig, RetrievalMode,
 };
 use shiori_store::{DocumentStore, StoreError};
 use std::collections::HashMap;
@@ -18,29 +17,10 @@ pub enum RetrieveError {
     Store(#[from] StoreError),
 }
 
-/// Ranked hits plus whether anything among them is relevant enough to answer from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Retrieved {
-    pub hits: Vec<Hit>,
-    /// What both retrievers' candidates say about relevance (`None` without dense candidates).
-    pub signals: Option<RelevanceSignals>,
-    /// The refusal decision `[retrieval] refusal` makes from the signals.
-    pub verdict: RelevanceVerdict,
-    pub embed_ms: f64,
-    pub retrieve_ms: f64,
-}
-
 /// Runs retrieval over one store with one embedder.
 pub struct Retriever<'a> {
     pub store: &'a dyn DocumentStore,
     pub embedder: &'a dyn Embedder,
-}
-
-impl Retrieved {
-    /// The best dense cosine among the chunks that pass the filters.
-    pub fn best_dense(&self) -> Option<f32> {
-        self.signals.map(|s| s.best_cosine)
-    }
 }
 
 impl Retriever<'_> {
@@ -51,7 +31,7 @@ impl Retriever<'_> {
         query: &str,
         config: &RetrievalConfig,
         filters: &Filters,
-    ) -> Result<Retrieved, RetrieveError> {
+    ) -> Result<Retrieval, RetrieveError> {
         let (vector, embed_ms) = self.embed(query)?;
         self.rank(query, &vector, embed_ms, config, filters)
     }
@@ -63,7 +43,7 @@ impl Retriever<'_> {
         query: &str,
         config: &RetrievalConfig,
         filter_sets: &[Filters],
-    ) -> Result<Vec<Retrieved>, RetrieveError> {
+    ) -> Result<Vec<Retrieval>, RetrieveError> {
         let (vector, embed_ms) = self.embed(query)?;
         filter_sets
             .iter()
@@ -89,7 +69,7 @@ impl Retriever<'_> {
         embed_ms: f64,
         config: &RetrievalConfig,
         filters: &Filters,
-    ) -> Result<Retrieved, RetrieveError> {
+    ) -> Result<Retrieval, RetrieveError> {
         let started = Instant::now();
         let candidates = config.candidates.max(config.top_k);
         // Both lists are searched in every mode: the relevance signals need them.
@@ -136,7 +116,7 @@ impl Retriever<'_> {
                 })
             })
             .collect();
-        Ok(Retrieved {
+        Ok(Retrieval {
             hits,
             signals,
             verdict,

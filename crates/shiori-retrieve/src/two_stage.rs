@@ -1,6 +1,6 @@
 //! Two-stage results: the current project's hits first, then those of related projects.
 
-use crate::Retrieved;
+use shiori_core::Retrieval;
 
 /// Merges a search of the current project (`primary`) with one of related projects
 /// (`secondary`) into `top_k` hits: the primary hits first, in their order, then secondary ones.
@@ -8,11 +8,11 @@ use crate::Retrieved;
 /// project's answer still shows when the current project fills the list; places either side
 /// leaves empty go to the other. Each stage's scores keep their own scale.
 pub fn merge_two_stage(
-    primary: Retrieved,
-    secondary: Retrieved,
+    primary: Retrieval,
+    secondary: Retrieval,
     top_k: usize,
     related_hits: usize,
-) -> Retrieved {
+) -> Retrieval {
     let kept_for_related = related_hits.min(secondary.hits.len()).min(top_k);
     let from_primary = primary.hits.len().min(top_k - kept_for_related);
     let from_secondary = secondary.hits.len().min(top_k - from_primary);
@@ -28,7 +28,7 @@ pub fn merge_two_stage(
         .take(from_primary)
         .chain(secondary.hits.into_iter().take(from_secondary))
         .collect();
-    Retrieved {
+    Retrieval {
         hits,
         signals,
         verdict,
@@ -64,8 +64,8 @@ mod tests {
     }
 
     /// A stage's result; `relevant` names the stage in its verdict's reason.
-    fn retrieved(ids: &[&str], relevant: Option<&str>) -> Retrieved {
-        Retrieved {
+    fn retrieved(ids: &[&str], relevant: Option<&str>) -> Retrieval {
+        Retrieval {
             hits: ids.iter().map(|id| hit(id, 0.5)).collect(),
             signals: None,
             verdict: RelevanceVerdict {
@@ -77,7 +77,7 @@ mod tests {
         }
     }
 
-    fn ids(merged: &Retrieved) -> Vec<&str> {
+    fn ids(merged: &Retrieval) -> Vec<&str> {
         merged
             .hits
             .iter()

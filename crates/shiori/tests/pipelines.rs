@@ -64,7 +64,7 @@ fn scripted_llm() -> MockServer {
         } else if system.starts_with("Rewrite the question") {
             completion("workspace storage quota")
         } else if system.starts_with("Rank the passages") {
-            let last = user.lines().filter(|l| l.starts_with('[')).count();
+            let last = user.matches("<passage number=").count();
             completion(&json!({"ranking": (1..=last).rev().collect::<Vec<_>>()}).to_string())
         } else if system.starts_with("Answer the question") {
             let Some(storage) = number_of(&user, "Storage quota") else {
