@@ -1,14 +1,21 @@
-//! End to end with no network: `shiori ask --pipeline basic` answers from the sample corpus with
-//! SmolLM2-135M-Instruct run locally (fetched by `shiori models fetch`), citing real sources.
+//! End to end with no network: the basic pipeline answers from the sample corpus with
+//! SmolLM2-135M-Instruct run locally (fetched by `shiori models fetch`), citing real sources, and
+//! `shiori serve` streams its tokens as they are generated.
 
 mod common;
 
 use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-#[test]
-fn the_basic_pipeline_answers_with_a_local_model_and_cites_a_real_source() {
-    let work = tempfile::tempdir().unwrap();
-    let data = work.path().join("data");
+const QUESTION: &str = "How many API requests per minute does the Business plan allow?";
+
+/// samples/faq indexed, with the local model answering.
+fn local_model_data_dir(work: &Path) -> PathBuf {
+    let data = work.join("data");
     index(&data, &sample_faq_dir().join("documents.jsonl"));
     let config = data.join("shiori.toml");
     let mut text = std::fs::read_to_string(&config).unwrap_or_default();
@@ -24,17 +31,17 @@ max_tokens = 120
 "#,
     );
     std::fs::write(&config, text).unwrap();
+    data
+}
+
+#[test]
+fn the_basic_pipeline_answers_with_a_local_model_and_cites_a_real_source() {
+    let work = tempfile::tempdir().unwrap();
+    let data = local_model_data_dir(work.path());
 
     let answer = run_json(
         &data,
-        &[
-            "ask",
-            "How many API requests per minute does the Business plan allow?",
-            "--pipeline",
-            "basic",
-            "--top-k",
-            "3",
-        ],
+        &["ask", QUESTION, "--pipeline", "basic", "--top-k", "3"],
     );
     let sources = answer["sources"].as_array().unwrap();
     let citations = answer["citations"].as_array().unwrap();
@@ -55,4 +62,83 @@ max_tokens = 120
         "no step ran the local model: {steps:#?}"
     );
     assert!(answer["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+}
+
+/// Each server-sent event's name and data, with when it arrived.
+fn read_events(reader: impl BufRead, started: Instant) -> Vec<(String, Value, Duration)> {
+    let mut events = Vec::new();
+    let mut name = String::new();
+    for line in reader.lines() {
+        let line = line.unwrap();
+        if let Some(event) = line.strip_prefix("event: ") {
+            name = event.to_string();
+        } else if let Some(data) = line.strip_prefix("data: ") {
+            let value = serde_json::from_str(data).unwrap_or(Value::Null);
+            events.push((name.clone(), value, started.elapsed()));
+            if name == "done" || name == "error" {
+                break;
+            }
+        }
+    }
+    events
+}
+
+#[test]
+fn the_local_models_tokens_stream_over_http_as_they_are_generated() {
+    let work = tempfile::tempdir().unwrap();
+    let data = local_model_data_dir(work.path());
+    let (_serving, addr, _) = start_serving(command(&data));
+    let body =
+        serde_json::json!({"question": QUESTION, "pipeline": "basic", "top_k": 3}).to_string();
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "POST /api/query HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let events = read_events(BufReader::new(stream), Instant::now());
+
+    let (last_name, answer, done_at) = events.last().unwrap();
+    assert_eq!(last_name, "done", "{events:?}");
+    let tokens: Vec<&Duration> = events
+        .iter()
+        .filter(|(name, _, _)| name == "token")
+        .map(|(_, _, at)| at)
+        .collect();
+    assert!(
+        tokens.len() >= 5,
+        "{} token events: {events:?}",
+        tokens.len()
+    );
+    let first = *tokens[0];
+    let last = *tokens[tokens.len() - 1];
+    // Generated one by one, the tokens arrive spread over the generation, not in one burst with
+    // the answer: most of them some time after the one before.
+    let spaced = tokens
+        .windows(2)
+        .filter(|pair| *pair[1] - *pair[0] >= Duration::from_millis(1))
+        .count();
+    assert!(
+        spaced >= tokens.len() / 2 && last - first >= (*done_at - first) / 2,
+        "{spaced} of {} tokens spaced; first {first:?}, last {last:?}, done {done_at:?}",
+        tokens.len()
+    );
+    let streamed: String = events
+        .iter()
+        .filter(|(name, _, _)| name == "token")
+        .map(|(_, data, _)| data["text"].as_str().unwrap_or_default())
+        .collect();
+    assert!(!streamed.trim().is_empty(), "{events:?}");
+    assert!(
+        answer["timings_ms"]["first_token_ms"].as_f64().is_some(),
+        "{answer}"
+    );
+    eprintln!(
+        "local basic: first token {:.0} ms, total {:.0} ms (server timings {})",
+        first.as_secs_f64() * 1000.0,
+        done_at.as_secs_f64() * 1000.0,
+        answer["timings_ms"]
+    );
 }
