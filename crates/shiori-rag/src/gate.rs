@@ -22,10 +22,12 @@ pub(crate) fn gate(
         return Ok(None);
     }
     let started = Instant::now();
-    let retrieval = run.p.corpus.retrieve(question, run.params().top_k)?;
+    let k = run.params().top_k;
+    let retrieval = run.p.corpus.retrieve(question, k)?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     let input = retrieval.verdict.reason.clone();
     if !refuses(&retrieval.hits, &retrieval.verdict) {
+        run.keep_gated(question, k, retrieval);
         return Ok(None);
     }
     let searches_web = matches!(kind, PipelineKind::Crag | PipelineKind::FusionCrag);

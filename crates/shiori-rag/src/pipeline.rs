@@ -285,6 +285,9 @@ pub(crate) struct Run<'p, 'a> {
     first_token_ms: Option<f64>,
     embed_ms: f64,
     retrieve_ms: f64,
+    /// The gate's retrieval of the question with its `k`, taken by the first [`Run::retrieve`]
+    /// of the same query instead of searching again.
+    gated: Option<(String, usize, Retrieval)>,
 }
 
 impl<'p, 'a> Run<'p, 'a> {
@@ -302,7 +305,13 @@ impl<'p, 'a> Run<'p, 'a> {
             first_token_ms: None,
             embed_ms: 0.0,
             retrieve_ms: 0.0,
+            gated: None,
         }
+    }
+
+    /// Keeps the gate's retrieval for the pipeline's first retrieval of the same query.
+    pub(crate) fn keep_gated(&mut self, query: &str, k: usize, retrieval: Retrieval) {
+        self.gated = Some((query.to_string(), k, retrieval));
     }
 
     /// Reports the steps recorded since the last report; fails once the listener cancels, so a
@@ -458,7 +467,10 @@ impl<'p, 'a> Run<'p, 'a> {
     pub fn retrieve(&mut self, query: &str, k: usize) -> Result<Retrieval, RagError> {
         self.report_steps()?;
         let started = Instant::now();
-        let mut retrieval = self.p.corpus.retrieve(query, k)?;
+        let mut retrieval = match self.gated.take() {
+            Some((gated, gated_k, retrieval)) if gated == query && gated_k == k => retrieval,
+            _ => self.p.corpus.retrieve(query, k)?,
+        };
         self.embed_ms += retrieval.embed_ms;
         self.retrieve_ms += retrieval.retrieve_ms;
         self.trace.note(
@@ -879,6 +891,25 @@ mod tests {
         let answer = pipelines.run(QUESTION, PipelineKind::Basic).unwrap();
         assert!(answer.refused, "markers around a refusal are a refusal");
         assert_eq!(server.requests().len(), 1);
+    }
+
+    #[test]
+    fn a_gate_that_lets_the_question_through_hands_its_retrieval_on() {
+        let server = llm_server(|_, _, _| completion("100 GB [1]."));
+        let model = model(&server, "answerer");
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let mut pipelines = pipelines(&corpus, Some(&model), &prices);
+        pipelines.params.refuse_irrelevant = true;
+        let answer = pipelines.run(QUESTION, PipelineKind::Basic).unwrap();
+        assert!(!answer.refused, "{answer:?}");
+        assert_eq!(
+            corpus.queries(),
+            [(QUESTION.to_string(), pipelines.params.top_k)],
+            "the question is searched once"
+        );
+        let steps: Vec<&str> = answer.trace.steps.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(steps[0], "retrieve", "{steps:?}");
     }
 
     #[test]
