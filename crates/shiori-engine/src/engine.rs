@@ -15,6 +15,7 @@ use shiori_models::{
 use shiori_rag::{rerank, Listener, PipelineKind, PipelineParams, Pipelines, RagError};
 use shiori_retrieve::{merge_two_stage, Retriever};
 use shiori_store::{reembed, ConversationStore, DocumentStore, StoreOptions, StoreStats};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -262,8 +263,8 @@ impl Engine {
                         .into(),
                 ))
             }
-            Some(id) => self.conversation(id)?.turns,
-            None => options.history.clone(),
+            Some(id) => Cow::Owned(self.conversation(id)?.turns),
+            None => Cow::Borrowed(options.history.as_slice()),
         };
         let generation = self.generation()?;
         let chain = generation.chain(options.pipeline);

@@ -74,9 +74,8 @@ impl Running {
     }
 }
 
-/// Checks the job (its question, settings and conversation), waits for a query slot and arms
-/// the time limit; errors here are the request's (400, 404, 503) and come before any response
-/// starts.
+/// Checks the job's question and settings, waits for a query slot and arms the time limit;
+/// errors here are the request's (400, 503) and come before any answering starts.
 async fn start(
     state: &SharedState,
     job: AnswerJob,
@@ -89,11 +88,6 @@ async fn start(
     ApiError,
 > {
     check_query(&job.question, &job.retrieval)?;
-    if let Some(id) = job.options.conversation.clone() {
-        // Checked before a stream starts, so an unknown id is a 404 and not an `error` event.
-        let engine = Arc::clone(&job.engine);
-        tokio::task::spawn_blocking(move || engine.conversation(&id)).await??;
-    }
     let permit = crate::admission::admit(state).await?;
     let running = Running {
         job,
@@ -133,6 +127,12 @@ pub async fn answer_streamed(
     job: AnswerJob,
 ) -> Result<mpsc::Receiver<Streamed>, ApiError> {
     let started = Instant::now();
+    if let Some(id) = job.options.conversation.clone() {
+        // A whole answer reports an unknown conversation itself; a stream must know before it
+        // starts, so the id is a 404 and not an `error` event.
+        let engine = Arc::clone(&job.engine);
+        tokio::task::spawn_blocking(move || engine.conversation(&id)).await??;
+    }
     let (running, permit, timer) = start(state, job).await?;
     let (sender, receiver) = mpsc::channel::<Streamed>(STREAM_BUFFER);
     let state = Arc::clone(state);

@@ -189,13 +189,8 @@ impl McpHandler {
 
     async fn get_document(&self, args: GetDocumentArgs) -> Result<Reply, ApiError> {
         let chunks = self.document_chunks(&args.id).await?;
-        let text = chunks
-            .iter()
-            .map(|chunk| chunk.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
         Ok(Reply {
-            text,
+            text: document_text(&chunks),
             structured: json!({"id": args.id, "chunks": chunks}),
         })
     }
@@ -337,11 +332,7 @@ impl ServerHandler for McpHandler {
             .document_chunks(id)
             .await
             .map_err(|error| ErrorData::resource_not_found(error.to_string(), None))?;
-        let text = chunks
-            .iter()
-            .map(|chunk| chunk.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        let text = document_text(&chunks);
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri.clone())]).into())
     }
 }
@@ -364,6 +355,15 @@ fn parse<Args: DeserializeOwned>(args: Map<String, Value>) -> Result<Args, ApiEr
 
 fn internal(error: ApiError) -> ErrorData {
     ErrorData::internal_error(error.to_string(), None)
+}
+
+/// A document's text: its chunks in order, a blank line apart.
+fn document_text(chunks: &[shiori_core::Chunk]) -> String {
+    chunks
+        .iter()
+        .map(|chunk| chunk.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// Hits as numbered lines an agent can quote.
