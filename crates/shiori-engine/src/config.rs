@@ -340,6 +340,20 @@ pub struct Config {
 }
 
 impl Config {
+    /// The `[llm.models]` name of the model that answers: `[pipeline] answer_model`, or the only
+    /// configured model; with none the pipelines answer extractively.
+    pub fn answer_model(&self) -> Option<&str> {
+        let only = match self.llm.models.len() {
+            1 => self.llm.models.keys().next(),
+            _ => None,
+        };
+        self.pipeline
+            .answer_model
+            .as_ref()
+            .or(only)
+            .map(String::as_str)
+    }
+
     /// Reads `shiori.toml` from `data_dir`, or the defaults when there is none.
     pub fn load(data_dir: &Path) -> Result<Config, EngineError> {
         let path = data_dir.join(CONFIG_FILE);
@@ -495,6 +509,19 @@ fn resolve(data_dir: &Path, path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_model_is_the_named_one_or_the_only_one() {
+        let parse = |text: &str| toml::from_str::<Config>(text).unwrap();
+        assert_eq!(Config::default().answer_model(), None);
+        let model =
+            |name: &str| format!("[llm.models.{name}]\nprovider = \"openai\"\nmodel = \"m\"\n");
+        assert_eq!(parse(&model("small")).answer_model(), Some("small"));
+        let two = model("small") + &model("big");
+        assert_eq!(parse(&two).answer_model(), None);
+        let named = format!("[pipeline]\nanswer_model = \"big\"\n{two}");
+        assert_eq!(parse(&named).answer_model(), Some("big"));
+    }
 
     #[test]
     fn round_trips_and_rejects_unknown_keys() {

@@ -26,6 +26,8 @@ pub struct Generation {
     web: Option<Box<dyn WebSearch>>,
     prices: PriceTable,
     pipeline: PipelineConfig,
+    /// See [`Config::answer_model`].
+    answer_model: Option<String>,
 }
 
 impl Generation {
@@ -71,19 +73,16 @@ impl Generation {
             web,
             prices,
             pipeline,
+            answer_model: config.answer_model().map(str::to_string),
         })
     }
 
-    /// The model of each pipeline step; without an `answer_model`, a single configured model
-    /// answers, and with none the pipelines answer extractively.
+    /// The model of each pipeline step; without an answer model the pipelines answer
+    /// extractively.
     pub fn models(&self) -> Models<'_> {
         let named = |name: &Option<String>| name.as_deref().and_then(|name| self.model(name).ok());
-        let answer = named(&self.pipeline.answer_model).or_else(|| match self.models.len() {
-            1 => self.models.values().next().map(|model| model.as_ref()),
-            _ => None,
-        });
         Models {
-            answer,
+            answer: named(&self.answer_model),
             grade: named(&self.pipeline.grade_model),
             query: named(&self.pipeline.query_model),
         }

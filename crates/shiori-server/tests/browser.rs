@@ -1,13 +1,15 @@
 //! The web page end to end in headless Chromium, driven over the WebDriver protocol through
-//! chromedriver: ask a question of the fixture corpus, see the answer and its sources, click
-//! the citation, reindex from the page, and run the evaluation page. Screenshots go to
-//! `target/test-artifacts/`.
+//! chromedriver: a conversation with a scripted chat model that streams its answer in paced
+//! pieces (the first tokens on screen before the last is sent), a follow-up, a refusal and a
+//! citation click; an upload, a reindex followed to its end with its failures listed, and the
+//! evaluation page. Screenshots go to `target/test-artifacts/`.
 
 mod common;
 
 use base64::Engine as _;
 use common::*;
 use serde_json::{json, Value};
+use shiori_mock::{MockServer, Recorded, Reply};
 use shiori_server::ServerOptions;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -131,6 +133,41 @@ impl Driver {
         }
     }
 
+    /// Waits up to `seconds` for the text of `css` to satisfy `done`; returns that text.
+    async fn wait_for_text(&self, css: &str, seconds: u64, done: impl Fn(&str) -> bool) -> String {
+        let started = Instant::now();
+        loop {
+            if let Some(element) = self.find(css).await {
+                let text = self.text(&element).await;
+                if done(&text) {
+                    return text;
+                }
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(seconds),
+                "{css} did not show what was expected within {seconds} s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn type_into(&self, css: &str, text: &str) {
+        let element = self.wait_for(css, 5).await;
+        self.call(
+            "POST",
+            &format!("/element/{element}/value"),
+            json!({ "text": text }),
+        )
+        .await;
+    }
+
+    async fn displayed(&self, element: &str) -> bool {
+        self.call("GET", &format!("/element/{element}/displayed"), Value::Null)
+            .await
+            .as_bool()
+            .unwrap_or(false)
+    }
+
     async fn text(&self, element: &str) -> String {
         let value = self
             .call("GET", &format!("/element/{element}/text"), Value::Null)
@@ -182,74 +219,317 @@ impl Drop for Driver {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_page_answers_highlights_cited_sources_and_evaluates() {
-    let server = TestServer::start(ServerOptions::default()).await;
-    server.reindex().await;
-    let driver = Driver::start().await;
-
+/// Opens the page and waits until it has read the stats, so its controls hold the configured
+/// values.
+async fn open_page(driver: &Driver, server: &TestServer) {
     driver
         .call("POST", "/url", json!({"url": server.url("/")}))
         .await;
-    let question = driver.wait_for("#question", 10).await;
-    // Wait until the page has read the stats, so the controls hold the configured values.
-    let started = Instant::now();
-    while !driver
-        .text(&driver.wait_for("#stats", 5).await)
-        .await
-        .contains("chunks")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "stats never loaded"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    driver
+        .wait_for_text("#stats", 10, |text| text.contains("chunks"))
+        .await;
+}
+
+const VPN_QUESTION: &str = "How do I connect to the office VPN?";
+const VPN_ANSWER: [&str; 12] = [
+    "Connect ",
+    "with ",
+    "the ",
+    "WireGuard ",
+    "profile ",
+    "from ",
+    "the ",
+    "IT ",
+    "portal ",
+    "before ",
+    "you ",
+    "start [1].",
+];
+const FOLLOW_UP: &str = "What if it keeps dropping?";
+/// What the scripted model condenses the follow-up into.
+const CONDENSED: &str = "What if the office VPN tunnel keeps dropping?";
+const FOLLOW_UP_ANSWER: [&str; 6] = [
+    "Reconnect ",
+    "the ",
+    "WireGuard ",
+    "profile ",
+    "and ",
+    "check your network [1].",
+];
+/// A question the scripted model fails on, as a model whose context is too small does.
+const TOO_LONG: &str = "How much storage does every workspace include, in short?";
+/// A question the fixture corpus does not answer.
+const REFUSED: &str = "What is the melting point of tungsten?";
+const PACE: Duration = Duration::from_millis(200);
+
+/// An OpenAI-compatible chat model: it condenses the follow-up into [`CONDENSED`] and streams
+/// each answer in pieces, one per [`PACE`].
+fn scripted_model() -> MockServer {
+    MockServer::start(|request: &Recorded| {
+        let body = request.json();
+        if request.body.contains("Rewrite the follow-up question") {
+            let asked = asked_in_condensing(&body);
+            let standalone = if asked == FOLLOW_UP {
+                CONDENSED
+            } else {
+                &asked
+            };
+            return Reply::json(json!({
+                "choices": [{"message": {"role": "assistant", "content": standalone}}],
+            }));
+        }
+        if request.body.contains(TOO_LONG) {
+            return Reply::status(
+                400,
+                json!({"error": {"message": "you requested 1313 tokens, the context holds 512"}})
+                    .to_string(),
+            );
+        }
+        let pieces: &[&str] = if request.body.contains("keeps dropping") {
+            &FOLLOW_UP_ANSWER
+        } else {
+            &VPN_ANSWER
+        };
+        assert_eq!(body["stream"], true, "answers are streamed: {body}");
+        let mut events: Vec<String> = pieces
+            .iter()
+            .map(|piece| {
+                json!({"choices": [{"index": 0, "delta": {"content": piece}}]}).to_string()
+            })
+            .collect();
+        events.push("[DONE]".to_string());
+        Reply::paced_sse(&events, PACE)
+    })
+}
+
+/// The follow-up question a condensing prompt ends with.
+fn asked_in_condensing(body: &Value) -> String {
+    let messages = body["messages"].as_array().unwrap();
+    let prompt = messages.last().unwrap()["content"].as_str().unwrap();
+    let (_, question) = prompt.rsplit_once("Follow-up question: ").unwrap();
+    question.to_string()
+}
+
+async fn ask(driver: &Driver, question: &str) {
+    driver.type_into("#question", question).await;
+    driver.click(&driver.wait_for("#ask", 5).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_page_is_a_conversation_with_streamed_cited_answers_and_refusals() {
+    let model = scripted_model();
+    let server = TestServer::start(ServerOptions::default()).await;
+    server.add_chat_model("openai", model.url());
+    server.reindex().await;
+    let driver = Driver::start().await;
+    open_page(&driver, &server).await;
+    let answers_with = driver
+        .text(&driver.wait_for("#answer-model", 5).await)
+        .await;
+    assert_eq!(answers_with, "answers with scripted");
+    let pipelines = driver.text(&driver.wait_for("#pipeline", 5).await).await;
+    assert!(
+        pipelines.contains("basic (default)") && pipelines.contains("crag"),
+        "{pipelines}"
+    );
+
+    ask(&driver, VPN_QUESTION).await;
+    let whole = VPN_ANSWER.concat();
+    let partial = driver
+        .wait_for_text("#turn-0 .answer", 30, |text| !text.is_empty())
+        .await;
+    let partial_seen = Instant::now();
+    driver.screenshot("chat-streaming.png").await;
+    assert!(
+        partial.len() < whole.len() && whole.starts_with(&partial),
+        "the answer appeared whole ({partial:?}), not as it streamed"
+    );
+    let citation = driver.wait_for("#turn-0 .answer a.cite", 30).await;
+    let last_piece = *model.streams()[0].sent.last().unwrap();
+    assert!(
+        partial_seen + PACE * 3 < last_piece,
+        "the first tokens were on screen only {:?} before the last piece was sent",
+        last_piece.saturating_duration_since(partial_seen)
+    );
+    let answer = driver
+        .text(&driver.wait_for("#turn-0 .answer", 5).await)
+        .await;
+    assert_eq!(answer, whole);
+    let conversation = driver
+        .text(&driver.wait_for("#conversation", 5).await)
+        .await;
+    let id = conversation
+        .strip_prefix("Conversation ")
+        .unwrap_or_else(|| panic!("{conversation}"))
+        .to_string();
+
+    assert!(driver.find("#turn-0 .sources li.highlight").await.is_none());
+    driver.click(&citation).await;
+    let cited = driver.wait_for("#turn-0 .sources li.highlight", 5).await;
+    let cited = driver.text(&cited).await;
+    assert!(cited.contains("WireGuard"), "{cited}");
+    driver.screenshot("chat-ask.png").await;
+
+    ask(&driver, FOLLOW_UP).await;
+    driver.wait_for("#turn-1 .answer a.cite", 30).await;
+    let follow_up = driver
+        .text(&driver.wait_for("#turn-1 .answer", 5).await)
+        .await;
+    assert_eq!(follow_up, FOLLOW_UP_ANSWER.concat());
+    let answered_with = model.requests();
+    assert!(
+        answered_with.last().unwrap().body.contains(CONDENSED),
+        "the follow-up is answered as condensed"
+    );
+    let (_, stored) = server.get(&format!("/api/conversations/{id}")).await;
+    let asked: Vec<&str> = stored["turns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{stored}"))
+        .iter()
+        .map(|turn| turn["question"].as_str().unwrap())
+        .collect();
+    assert_eq!(asked, [VPN_QUESTION, FOLLOW_UP]);
     driver
         .call(
             "POST",
-            &format!("/element/{question}/value"),
-            json!({"text": "How much storage does every workspace include?"}),
+            "/execute/sync",
+            json!({"script": "window.scrollTo(0, 0)", "args": []}),
         )
         .await;
-    driver.click(&driver.wait_for("#ask", 5).await).await;
+    driver.screenshot("chat-follow-up.png").await;
 
-    let citation = driver.wait_for("#answer a.cite", 30).await;
-    let answer = driver.text(&driver.wait_for("#answer", 5).await).await;
-    assert!(answer.contains("100 GB"), "{answer}");
-    let source = driver.text(&driver.wait_for("#source-0", 5).await).await;
-    assert!(source.contains("Storage quota"), "{source}");
-    let trace = driver.text(&driver.wait_for("#trace", 5).await).await;
+    ask(&driver, REFUSED).await;
+    let notice = driver
+        .wait_for_text("#turn-2 .notice.refusal", 30, |text| !text.is_empty())
+        .await;
+    assert!(notice.starts_with("Refused"), "{notice}");
+    assert!(driver.find("#turn-2 .notice.degraded").await.is_none());
+    assert_eq!(model.streams().len(), 2, "a refusal calls no model");
+    driver.screenshot("chat-refusal.png").await;
+
+    ask(&driver, TOO_LONG).await;
+    let notice = driver
+        .wait_for_text("#turn-3 .notice.degraded", 30, |text| !text.is_empty())
+        .await;
     assert!(
-        trace.contains("retrieve") && trace.contains("cut"),
-        "{trace}"
+        notice.starts_with("Degraded: ") && notice.contains("1313 tokens"),
+        "{notice}"
     );
+    let answer = driver
+        .text(&driver.wait_for("#turn-3 .answer", 5).await)
+        .await;
+    assert!(answer.contains("100 GB"), "the fallback answered: {answer}");
+    driver.screenshot("chat-degraded.png").await;
 
-    assert!(driver.find("#source-0.highlight").await.is_none());
-    driver.click(&citation).await;
-    driver.wait_for("#source-0.highlight", 5).await;
-    let shot = driver.screenshot("serve-page.png").await;
-    assert!(
-        std::fs::metadata(&shot).unwrap().len() > 10_000,
-        "{}",
-        shot.display()
-    );
+    driver
+        .click(&driver.wait_for("#new-conversation", 5).await)
+        .await;
+    assert!(driver.find("#turn-0").await.is_none());
+    ask(&driver, VPN_QUESTION).await;
+    driver.wait_for("#turn-0 .answer a.cite", 30).await;
+    let (_, listed) = server.get("/api/conversations").await;
+    let conversations = listed["conversations"].as_array().unwrap();
+    assert_eq!(conversations.len(), 2, "{listed}");
+    assert_eq!(conversations[1]["turns"], 4, "{listed}");
 
-    driver.click(&driver.wait_for("#reindex", 5).await).await;
-    let status = driver.wait_for("#reindex-status", 5).await;
-    let started = Instant::now();
-    loop {
-        let text = driver.text(&status).await;
-        if text.starts_with("indexed") {
-            assert!(text.contains("unchanged 5"), "{text}");
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "reindex: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    driver.call("DELETE", "", Value::Null).await;
+}
+
+/// Files enough to make a reindex last a while (text new to the embedding cache, so every
+/// chunk is embedded), and two it cannot index.
+fn add_files_to_index(corpus: &std::path::Path) {
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    for i in 0..200 {
+        std::fs::write(
+            corpus.join(format!("note-{i:03}.md")),
+            format!("# Meeting note {i}\n\nRoom {i} is booked for review {run} of project {i}. Bring the agenda and the figures."),
+        )
+        .unwrap();
     }
+    std::fs::write(corpus.join("empty.txt"), "").unwrap();
+    std::fs::write(corpus.join("binary.txt"), b"ELF\x00\x01\x02\x00\x00binary").unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_page_uploads_follows_a_whole_reindex_with_its_failures_and_evaluates() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    server.reindex().await;
+    let driver = Driver::start().await;
+    open_page(&driver, &server).await;
+    assert_eq!(
+        driver
+            .text(&driver.wait_for("#answer-model", 5).await)
+            .await,
+        "no chat model: extractive answers"
+    );
+
+    let upload = tempfile::tempdir().unwrap();
+    let parking = upload.path().join("parking.md");
+    std::fs::write(
+        &parking,
+        "# Parking\n\nVisitors park on level 2 of the east garage.",
+    )
+    .unwrap();
+    driver
+        .type_into("#upload-file", &parking.display().to_string())
+        .await;
+    driver.click(&driver.wait_for("#upload", 5).await).await;
+    let outcome = driver
+        .wait_for_text("#upload-outcomes", 60, |text| !text.is_empty())
+        .await;
+    assert_eq!(outcome, "parking.md: indexed");
+    driver
+        .wait_for_text("#documents", 10, |text| text.contains("parking.md"))
+        .await;
+    ask(&driver, "Where do visitors park?").await;
+    let source = driver
+        .text(&driver.wait_for("#turn-0-source-0", 30).await)
+        .await;
+    assert!(source.contains("east garage"), "{source}");
+
+    add_files_to_index(&server.corpus_dir());
+    driver.click(&driver.wait_for("#reindex", 5).await).await;
+    let bar = driver.wait_for("#reindex-progress", 5).await;
+    let progress = driver
+        .wait_for_text("#reindex-status", 60, |text| {
+            (text.starts_with("reindex: ") && !text.contains(" 0/")) || text.starts_with("indexed")
+        })
+        .await;
+    assert!(
+        progress.starts_with("reindex: ") && progress.contains("chunks embedded"),
+        "the progress bar never showed the run: {progress}"
+    );
+    driver.screenshot("reindex-progress.png").await;
+    assert!(driver.displayed(&bar).await, "{progress}");
+    let report = driver
+        .wait_for_text("#reindex-status", 300, |text| text.starts_with("indexed"))
+        .await;
+    assert!(
+        report.contains("indexed 200") && report.contains("2 failure(s)"),
+        "{report}"
+    );
+    assert!(!driver.displayed(&bar).await);
+    let failures = driver
+        .text(&driver.wait_for("#reindex-failures", 5).await)
+        .await;
+    let lines: Vec<&str> = failures.lines().collect();
+    assert_eq!(lines.len(), 2, "{failures}");
+    for (file, reason) in [("binary.txt", "binary"), ("empty.txt", "empty")] {
+        assert!(
+            lines
+                .iter()
+                .any(|line| line.contains(file) && line.to_lowercase().contains(reason)),
+            "{file} is not listed with its reason: {failures}"
+        );
+    }
+    assert!(
+        !failures.contains(&server.work.path().display().to_string()),
+        "paths are shown relative: {failures}"
+    );
+    driver.screenshot("reindex-failures.png").await;
 
     driver.click(&driver.wait_for("#nav-eval", 5).await).await;
     driver.click(&driver.wait_for("#run-eval", 5).await).await;

@@ -76,14 +76,7 @@ fn scripted_model(format: Format) -> MockServer {
 /// A server over the fixture corpus whose answer model is `model`, indexed.
 async fn server_with(format: Format, model: &MockServer, options: ServerOptions) -> TestServer {
     let server = TestServer::start(options).await;
-    let config = server.data_dir().join("shiori.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\n[llm.models.scripted]\nprovider = {:?}\nmodel = \"scripted\"\nbase_url = {:?}\n",
-        format.provider(),
-        model.url()
-    ));
-    std::fs::write(&config, text).unwrap();
+    server.add_chat_model(format.provider(), model.url());
     server.reindex().await;
     server
 }

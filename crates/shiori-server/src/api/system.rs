@@ -28,6 +28,8 @@ pub struct StatsResponse {
     pub pipelines: Vec<PipelineKind>,
     /// What a query without `pipeline` runs (`[pipeline] default`).
     pub default_pipeline: PipelineKind,
+    /// The `[llm.models]` name that answers; `None` when the pipelines answer extractively.
+    pub answer_model: Option<String>,
     pub reindex: ProgressSnapshot,
     pub last_reindex: Option<LastReindex>,
 }
@@ -37,12 +39,14 @@ pub async fn stats(State(state): State<SharedState>) -> Result<Json<StatsRespons
     let engine = state.engine();
     let retrieval = engine.config.retrieval.clone();
     let default_pipeline = engine.config.pipeline.default;
+    let answer_model = engine.config.answer_model().map(str::to_string);
     let index = tokio::task::spawn_blocking(move || engine.stats()).await??;
     Ok(Json(StatsResponse {
         index,
         retrieval,
         pipelines: PipelineKind::ALL.to_vec(),
         default_pipeline,
+        answer_model,
         reindex: state.progress.snapshot(),
         last_reindex: state.last_reindex.lock().ok().and_then(|last| last.clone()),
     }))

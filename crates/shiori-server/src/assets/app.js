@@ -1,4 +1,7 @@
-// The Shiori page: ask (streamed over server-sent events), reindex with progress, evaluate.
+// The Shiori page: a chat over the documents (answers streamed over server-sent events, each
+// turn with its sources and citations, follow-ups in one conversation), uploads, reindex with
+// progress, evaluation. Transport and rendering only: answers, defaults and checks are the
+// server's.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -7,6 +10,7 @@ keyInput.value = localStorage.getItem("shiori-api-key") || "";
 keyInput.addEventListener("change", () => {
   localStorage.setItem("shiori-api-key", keyInput.value);
   loadStats();
+  loadDocuments();
 });
 
 // Every request carries X-Shiori-Request, which another site's page cannot send without the
@@ -17,13 +21,17 @@ function headers(extra) {
   return h;
 }
 
+async function failure(response) {
+  const data = await response.json().catch(() => ({}));
+  return new Error((data.error && data.error.message) || response.statusText);
+}
+
 async function api(method, path, body) {
   const init = { method, headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }) };
   if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error((data.error && data.error.message) || response.statusText);
-  return data;
+  if (!response.ok) throw await failure(response);
+  return response.json();
 }
 
 function el(tag, attrs, ...children) {
@@ -35,18 +43,20 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 // ---- views -------------------------------------------------------------------------------
 function showView() {
   const evalView = location.hash === "#eval";
-  $("view-ask").hidden = evalView;
+  $("view-chat").hidden = evalView;
   $("view-eval").hidden = !evalView;
-  $("nav-ask").classList.toggle("active", !evalView);
+  $("nav-chat").classList.toggle("active", !evalView);
   $("nav-eval").classList.toggle("active", evalView);
 }
 window.addEventListener("hashchange", showView);
 showView();
 
-// ---- stats and reindex -------------------------------------------------------------------
+// ---- stats: the configured pipelines and retrieval settings -----------------------------
 async function loadStats() {
   try {
     const s = await api("GET", "/api/stats");
@@ -54,6 +64,10 @@ async function loadStats() {
       (s.last_reindex ? ` · last ${s.last_reindex.operation} ${s.last_reindex.ok ? "ok" : "failed"}` : "");
     if (!loadStats.configured) {
       loadStats.configured = true;
+      $("pipeline").replaceChildren(...s.pipelines.map((name) =>
+        el("option", { value: name }, name === s.default_pipeline ? name + " (default)" : name)));
+      $("pipeline").value = s.default_pipeline;
+      $("answer-model").textContent = s.answer_model ? "answers with " + s.answer_model : "no chat model: extractive answers";
       $("refusal").value = s.retrieval.refusal;
       $("mode").value = s.retrieval.mode;
       $("top-k").value = s.retrieval.top_k;
@@ -64,102 +78,219 @@ async function loadStats() {
 }
 loadStats();
 
-// The refusal the page sends is exactly the text it shows; the server checks it.
+// The settings the page sends are exactly the values it shows; the server checks them.
 function refusal() {
   return $("refusal").value.trim();
 }
 
-async function pollProgress() {
+// ---- writes: reindex progress and its failures -------------------------------------------
+// Follows a write the page started until its request ends: the progress route may still say
+// "not running" before the write begins, so only the request's end stops the polling.
+async function followWrite(operation, request) {
   const bar = $("reindex-progress");
-  try {
-    const p = await api("GET", "/api/reindex");
-    if (!p.running) return;
-    bar.hidden = false;
-    bar.max = Math.max(p.total, 1);
-    bar.value = p.done;
-    $("reindex-status").textContent = `${p.operation}: ${p.phase} ${p.done}/${p.total}`;
-  } catch (e) { /* the final response reports errors */ }
-  pollProgress.timer = setTimeout(pollProgress, 300);
+  let finished = false;
+  const settled = request.catch(() => {}).then(() => { finished = true; });
+  bar.hidden = false;
+  bar.removeAttribute("value");
+  while (!finished) {
+    try {
+      const p = await api("GET", "/api/reindex");
+      if (p.running && p.operation === operation && !finished) {
+        bar.max = Math.max(p.total, 1);
+        bar.value = p.done;
+        $("reindex-status").textContent = `${p.operation}: ${p.phase} ${p.done}/${p.total} · ${p.chunks_embedded} chunks embedded`;
+      }
+    } catch (e) { /* the write's own response reports errors */ }
+    await Promise.race([settled, sleep(250)]);
+  }
+  bar.hidden = true;
+  return request;
+}
+
+function showFailures(failures) {
+  const list = $("reindex-failures");
+  list.replaceChildren(...failures.map((f) => el("li", {}, el("code", {}, f.path), " — " + f.reason)));
+  list.hidden = failures.length === 0;
 }
 
 $("reindex").addEventListener("click", async () => {
   const button = $("reindex");
   button.disabled = true;
+  showFailures([]);
   $("reindex-status").textContent = "reindexing…";
-  pollProgress();
   try {
-    const r = await api("POST", "/api/reindex");
+    const r = await followWrite("reindex", api("POST", "/api/reindex"));
     const rep = r.report;
     $("reindex-status").textContent = `indexed ${rep.files_indexed}, unchanged ${rep.files_unchanged}, removed ${rep.files_removed}` +
       ` · ${rep.chunks_embedded} embedded, ${rep.chunks_cached} cached · ${Math.round(r.timings_ms.total_ms)} ms` +
-      (rep.failures.length ? ` · ${rep.failures.length} failure(s)` : "");
+      (rep.failures.length ? ` · ${rep.failures.length} failure(s):` : "");
+    showFailures(rep.failures);
   } catch (e) {
     $("reindex-status").textContent = "reindex failed: " + e.message;
   } finally {
-    clearTimeout(pollProgress.timer);
-    $("reindex-progress").hidden = true;
     button.disabled = false;
+    loadStats();
+    loadDocuments();
+  }
+});
+
+// ---- documents ---------------------------------------------------------------------------
+async function loadDocuments() {
+  try {
+    const d = await api("GET", "/api/documents");
+    $("documents-summary").textContent = `${d.documents.length} uploaded · ${d.indexed_files} files indexed in all`;
+    $("documents").replaceChildren(...d.documents.map((doc) => {
+      const remove = el("button", { type: "button", class: "link", title: "delete " + doc.id }, "delete");
+      remove.addEventListener("click", () => deleteDocument(doc.id));
+      return el("li", {}, el("span", { class: "doc-name" }, doc.id),
+        el("span", { class: "muted" }, ` ${(doc.size / 1024).toFixed(1)} KB${doc.indexed ? "" : " · not indexed"} `), remove);
+    }));
+  } catch (e) {
+    $("documents-summary").textContent = "documents unavailable: " + e.message;
+  }
+}
+loadDocuments();
+
+async function deleteDocument(id) {
+  try {
+    await api("DELETE", "/api/documents/" + encodeURIComponent(id));
+  } catch (e) {
+    $("upload-outcomes").replaceChildren(el("li", { class: "failed" }, `${id}: ${e.message}`));
+  }
+  loadDocuments();
+  loadStats();
+}
+
+$("upload-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const button = $("upload");
+  button.disabled = true;
+  const form = new FormData();
+  for (const file of $("upload-file").files) form.append("file", file, file.name);
+  try {
+    const response = await fetch("/api/documents", { method: "POST", headers: headers({}), body: form });
+    if (!response.ok && response.status !== 422) throw await failure(response);
+    const body = await response.json();
+    $("upload-outcomes").replaceChildren(...body.documents.map((d) =>
+      el("li", { class: d.status }, `${d.id}: ${d.status}` + (d.reason ? ` (${d.reason})` : ""))));
+    $("upload-file").value = "";
+  } catch (e) {
+    $("upload-outcomes").replaceChildren(el("li", { class: "failed" }, e.message));
+  } finally {
+    button.disabled = false;
+    loadDocuments();
     loadStats();
   }
 });
 
-// ---- ask ---------------------------------------------------------------------------------
-function renderAnswer(text, citations) {
-  const answer = $("answer");
-  answer.replaceChildren();
-  const markers = new Map((citations || []).map((c) => [c.number, c]));
+// ---- chat --------------------------------------------------------------------------------
+let conversationId = null;
+let turnCount = 0;
+
+$("new-conversation").addEventListener("click", () => {
+  conversationId = null;
+  turnCount = 0;
+  $("turns").replaceChildren();
+  $("error").hidden = true;
+  $("conversation").textContent = "New conversation";
+  $("question").focus();
+});
+
+// The conversation the next question continues; the server starts one for the first question.
+async function conversation() {
+  if (conversationId === null) {
+    conversationId = (await api("POST", "/api/conversations")).id;
+    $("conversation").textContent = "Conversation " + conversationId;
+  }
+  return conversationId;
+}
+
+// One question and its answer on the page, filled in as the stream arrives.
+function newTurn(question) {
+  const id = "turn-" + turnCount++;
+  const parts = {
+    root: el("article", { class: "turn", id }),
+    notices: el("div", { class: "notices" }),
+    answer: el("p", { class: "answer streaming" }),
+    sources: el("ol", { class: "sources" }),
+    trace: el("ol", { class: "trace" }),
+    timings: el("p", { class: "muted timings" }),
+    id,
+  };
+  parts.root.append(
+    el("p", { class: "question" }, question),
+    parts.notices,
+    parts.answer,
+    el("details", { class: "sources-box", open: "" }, el("summary", {}, "Sources"), parts.sources),
+    el("details", { class: "trace-box" }, el("summary", {}, "Trace"), parts.trace),
+    parts.timings);
+  // Earlier turns fold their sources away; a citation click opens them again.
+  for (const box of $("turns").querySelectorAll(".sources-box")) box.open = false;
+  $("turns").append(parts.root);
+  parts.root.scrollIntoView({ block: "start" });
+  return parts;
+}
+
+function renderAnswer(turn, text, citations, sources) {
+  turn.answer.replaceChildren();
+  const byNumber = new Map((citations || []).map((c) => [c.number, c]));
   let last = 0;
   for (const match of text.matchAll(/\[(\d+)\]/g)) {
-    const citation = markers.get(Number(match[1]));
-    if (!citation) continue;
-    answer.append(text.slice(last, match.index));
-    const index = citation.number - 1;
-    const link = el("a", { class: "cite", href: "#source-" + index, "data-source": index }, match[0]);
+    const citation = byNumber.get(Number(match[1]));
+    const index = citation ? sources.findIndex((s) => s.chunk_id === citation.chunk_id) : -1;
+    if (index < 0) continue;
+    turn.answer.append(text.slice(last, match.index));
+    const link = el("a", { class: "cite", href: `#${turn.id}-source-${index}` }, match[0]);
     link.addEventListener("click", (event) => {
       event.preventDefault();
-      highlightSource(index);
+      highlightSource(turn, index);
     });
-    answer.append(link);
+    turn.answer.append(link);
     last = match.index + match[0].length;
   }
-  answer.append(text.slice(last));
+  turn.answer.append(text.slice(last));
 }
 
-function highlightSource(index) {
-  for (const li of $("sources").children) li.classList.remove("highlight");
-  const target = $("source-" + index);
-  if (target) {
-    target.classList.add("highlight");
-    target.scrollIntoView({ behavior: "smooth", block: "center" });
-  }
+function highlightSource(turn, index) {
+  for (const li of turn.sources.children) li.classList.remove("highlight");
+  const target = $(`${turn.id}-source-${index}`);
+  target.closest("details").open = true;
+  target.classList.add("highlight");
+  target.scrollIntoView({ behavior: "smooth", block: "center" });
 }
 
-function renderSources(sources) {
-  $("sources").replaceChildren(...sources.map((s, i) => el("li", { id: "source-" + i },
+function renderSources(turn, sources) {
+  turn.sources.replaceChildren(...sources.map((s, i) => el("li", { id: `${turn.id}-source-${i}` },
     el("div", { class: "source-head" },
       el("span", {}, s.title || s.doc_id),
       el("span", { class: "score" }, "score " + Number(s.score).toFixed(4))),
-    el("div", { class: "muted" }, s.doc_id + " · " + s.source),
-    el("p", { class: "source-text" }, s.text.length > 400 ? s.text.slice(0, 400) + "…" : s.text))));
+    el("div", { class: "muted" }, s.source === s.doc_id ? s.source : s.doc_id + " · " + s.source),
+    el("p", { class: "source-text" }, s.text))));
 }
 
-function addTraceStep(step) {
+function addTraceStep(turn, step) {
   const detail = (step.model ? step.model + ": " : "") + step.input + " → " + step.output;
-  $("trace").append(el("li", {}, el("span", { class: "step-name" }, step.step), " — " + detail,
+  turn.trace.append(el("li", {}, el("span", { class: "step-name" }, step.step), " — " + detail,
     el("span", { class: "muted" }, ` (${Number(step.ms).toFixed(1)} ms)`)));
 }
 
-function renderResponse(r) {
-  renderAnswer(r.answer, r.citations);
-  $("refused").hidden = !r.refused;
-  renderSources(r.sources);
-  $("trace").replaceChildren();
-  r.trace.steps.forEach(addTraceStep);
-  $("degraded").hidden = !r.degraded;
-  $("degraded").textContent = r.degraded ? "Degraded: " + r.degraded : "";
+function renderDone(turn, r) {
+  turn.answer.classList.remove("streaming");
+  renderAnswer(turn, r.answer, r.citations, r.sources);
+  renderSources(turn, r.sources);
+  turn.trace.replaceChildren();
+  r.trace.steps.forEach((step) => addTraceStep(turn, step));
+  if (r.refused) {
+    turn.root.classList.add("refused");
+    turn.notices.append(el("p", { class: "notice refusal" }, "Refused: the documents do not answer this question."));
+  }
+  if (r.degraded) {
+    turn.notices.append(el("p", { class: "notice degraded" }, "Degraded: " + r.degraded));
+  }
+  turn.root.scrollIntoView({ block: "start" });
   const t = r.timings_ms;
   const first = t.first_token_ms == null ? "" : `, first token ${t.first_token_ms.toFixed(1)}`;
-  $("timings").textContent = `${r.trace.pipeline} · total ${t.total_ms.toFixed(1)} ms (embed ${t.embed_ms.toFixed(1)}, retrieve ${t.retrieve_ms.toFixed(1)}, answer ${t.answer_ms.toFixed(1)}${first})` +
+  turn.timings.textContent = `${r.trace.pipeline} · total ${t.total_ms.toFixed(1)} ms (embed ${t.embed_ms.toFixed(1)}, retrieve ${t.retrieve_ms.toFixed(1)}, answer ${t.answer_ms.toFixed(1)}${first})` +
     ` · ${r.usage.prompt_tokens + r.usage.completion_tokens} tokens · $${r.cost_usd.toFixed(4)}`;
 }
 
@@ -186,39 +317,42 @@ async function readEvents(response, onEvent) {
   }
 }
 
+async function ask(question) {
+  const body = {
+    question,
+    conversation_id: await conversation(),
+    pipeline: $("pipeline").value,
+    refusal: refusal(),
+    mode: $("mode").value,
+    top_k: Number($("top-k").value),
+  };
+  const response = await fetch("/api/query", {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json", "Accept": "text/event-stream" }),
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
+  const turn = newTurn(question);
+  let streamed = "";
+  await readEvents(response, (name, data) => {
+    if (name === "step") addTraceStep(turn, data);
+    else if (name === "token") { streamed += data.text; turn.answer.textContent = streamed; }
+    else if (name === "done") renderDone(turn, data);
+    else if (name === "error") {
+      turn.answer.classList.remove("streaming");
+      throw new Error(data.error.message);
+    }
+  });
+}
+
 $("ask-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const button = $("ask");
   button.disabled = true;
   $("error").hidden = true;
-  const body = {
-    question: $("question").value,
-    refusal: refusal(),
-    mode: $("mode").value,
-    top_k: Number($("top-k").value),
-  };
   try {
-    const response = await fetch("/api/query", {
-      method: "POST",
-      headers: headers({ "Content-Type": "application/json", "Accept": "text/event-stream" }),
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) {
-      const data = await response.json().catch(() => ({}));
-      throw new Error((data.error && data.error.message) || response.statusText);
-    }
-    $("result").hidden = false;
-    $("answer").textContent = "";
-    $("sources").replaceChildren();
-    $("trace").replaceChildren();
-    $("refused").hidden = true;
-    let streamed = "";
-    await readEvents(response, (name, data) => {
-      if (name === "step") addTraceStep(data);
-      else if (name === "token") { streamed += data.text; $("answer").textContent = streamed; }
-      else if (name === "done") renderResponse(data);
-      else if (name === "error") throw new Error(data.error.message);
-    });
+    await ask($("question").value);
+    $("question").value = "";
   } catch (e) {
     $("error").textContent = e.message;
     $("error").hidden = false;
@@ -274,9 +408,8 @@ $("run-eval").addEventListener("click", async () => {
   button.disabled = true;
   $("eval-error").hidden = true;
   $("eval-status").textContent = "evaluating…";
-  pollProgress();
   try {
-    const r = await api("POST", "/api/eval", { refusal: refusal(), mode: $("mode").value });
+    const r = await followWrite("eval", api("POST", "/api/eval", { refusal: refusal(), mode: $("mode").value }));
     const report = r.report;
     $("metric-cards").replaceChildren(...METRICS.filter(([k]) => report[k] !== undefined).map(([k, label]) =>
       el("div", {}, el("div", { class: "value" }, Number(report[k]).toFixed(k.startsWith("latency") ? 1 : 3)), el("div", { class: "label" }, label))));
@@ -294,8 +427,6 @@ $("run-eval").addEventListener("click", async () => {
     $("eval-error").hidden = false;
     $("eval-status").textContent = "";
   } finally {
-    clearTimeout(pollProgress.timer);
-    $("reindex-progress").hidden = true;
     $("reindex-status").textContent = "";
     button.disabled = false;
     loadStats();

@@ -94,6 +94,17 @@ impl TestServer {
             .unwrap()
     }
 
+    /// Adds `[llm.models.scripted]`, a chat model of `provider` served at `base_url`, to
+    /// `shiori.toml`; the next write (a reindex) loads it.
+    pub fn add_chat_model(&self, provider: &str, base_url: &str) {
+        let config = self.data_dir().join("shiori.toml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "\n[llm.models.scripted]\nprovider = {provider:?}\nmodel = \"scripted\"\nbase_url = {base_url:?}\n",
+        ));
+        std::fs::write(&config, text).unwrap();
+    }
+
     pub async fn reindex(&self) -> Value {
         let (status, body) = self.post("/api/reindex", Value::Null).await;
         assert_eq!(status, 200, "{body}");
