@@ -230,32 +230,10 @@ async fn open_page(driver: &Driver, server: &TestServer) {
         .await;
 }
 
-const VPN_QUESTION: &str = "How do I connect to the office VPN?";
-const VPN_ANSWER: [&str; 12] = [
-    "Connect ",
-    "with ",
-    "the ",
-    "WireGuard ",
-    "profile ",
-    "from ",
-    "the ",
-    "IT ",
-    "portal ",
-    "before ",
-    "you ",
-    "start [1].",
-];
 const FOLLOW_UP: &str = "What if it keeps dropping?";
 /// What the scripted model condenses the follow-up into.
 const CONDENSED: &str = "What if the office VPN tunnel keeps dropping?";
-const FOLLOW_UP_ANSWER: [&str; 6] = [
-    "Reconnect ",
-    "the ",
-    "WireGuard ",
-    "profile ",
-    "and ",
-    "check your network [1].",
-];
+const FOLLOW_UP_ANSWER: &str = "Reconnect the WireGuard profile and check your network [1].";
 /// A question the scripted model fails on, as a model whose context is too small does.
 const TOO_LONG: &str = "How much storage does every workspace include, in short?";
 /// A question the fixture corpus does not answer.
@@ -285,14 +263,13 @@ fn scripted_model() -> MockServer {
                     .to_string(),
             );
         }
-        let pieces: &[&str] = if request.body.contains("keeps dropping") {
-            &FOLLOW_UP_ANSWER
-        } else {
-            &VPN_ANSWER
+        let answer = match request.body.contains("keeps dropping") {
+            true => FOLLOW_UP_ANSWER,
+            false => VPN_ANSWER,
         };
         assert_eq!(body["stream"], true, "answers are streamed: {body}");
-        let mut events: Vec<String> = pieces
-            .iter()
+        let mut events: Vec<String> = word_pieces(answer)
+            .into_iter()
             .map(|piece| {
                 json!({"choices": [{"index": 0, "delta": {"content": piece}}]}).to_string()
             })
@@ -334,14 +311,13 @@ async fn the_page_is_a_conversation_with_streamed_cited_answers_and_refusals() {
     );
 
     ask(&driver, VPN_QUESTION).await;
-    let whole = VPN_ANSWER.concat();
     let partial = driver
         .wait_for_text("#turn-0 .answer", 30, |text| !text.is_empty())
         .await;
     let partial_seen = Instant::now();
     driver.screenshot("chat-streaming.png").await;
     assert!(
-        partial.len() < whole.len() && whole.starts_with(&partial),
+        partial.len() < VPN_ANSWER.len() && VPN_ANSWER.starts_with(&partial),
         "the answer appeared whole ({partial:?}), not as it streamed"
     );
     let citation = driver.wait_for("#turn-0 .answer a.cite", 30).await;
@@ -354,7 +330,7 @@ async fn the_page_is_a_conversation_with_streamed_cited_answers_and_refusals() {
     let answer = driver
         .text(&driver.wait_for("#turn-0 .answer", 5).await)
         .await;
-    assert_eq!(answer, whole);
+    assert_eq!(answer, VPN_ANSWER);
     let conversation = driver
         .text(&driver.wait_for("#conversation", 5).await)
         .await;
@@ -375,7 +351,7 @@ async fn the_page_is_a_conversation_with_streamed_cited_answers_and_refusals() {
     let follow_up = driver
         .text(&driver.wait_for("#turn-1 .answer", 5).await)
         .await;
-    assert_eq!(follow_up, FOLLOW_UP_ANSWER.concat());
+    assert_eq!(follow_up, FOLLOW_UP_ANSWER);
     let answered_with = model.requests();
     assert!(
         answered_with.last().unwrap().body.contains(CONDENSED),

@@ -11,21 +11,6 @@ use shiori_mock::{MockServer, Reply};
 use shiori_server::ServerOptions;
 use std::time::{Duration, Instant};
 
-const QUESTION: &str = "How do I connect to the office VPN?";
-const PIECES: [&str; 12] = [
-    "Connect ",
-    "with ",
-    "the ",
-    "WireGuard ",
-    "profile ",
-    "from ",
-    "the ",
-    "IT ",
-    "portal ",
-    "before ",
-    "you ",
-    "start [1].",
-];
 const PACE: Duration = Duration::from_millis(150);
 
 #[derive(Clone, Copy, Debug)]
@@ -64,10 +49,13 @@ impl Format {
     }
 }
 
-/// A chat server that streams [`PIECES`] one per [`PACE`].
+/// A chat server that streams [`VPN_ANSWER`] word by word, one word per [`PACE`].
 fn scripted_model(format: Format) -> MockServer {
     MockServer::start(move |_| {
-        let mut events: Vec<String> = PIECES.iter().map(|piece| format.event(piece)).collect();
+        let mut events: Vec<String> = word_pieces(VPN_ANSWER)
+            .into_iter()
+            .map(|piece| format.event(piece))
+            .collect();
         events.extend(format.last_event());
         Reply::paced_sse(&events, PACE)
     })
@@ -86,7 +74,7 @@ async fn open_stream(server: &TestServer) -> reqwest::Response {
         .client
         .post(server.url("/api/query"))
         .header("Accept", "text/event-stream")
-        .json(&json!({"question": QUESTION, "pipeline": "basic"}))
+        .json(&json!({"question": VPN_QUESTION, "pipeline": "basic"}))
         .send()
         .await
         .unwrap();
@@ -140,12 +128,16 @@ async fn tokens_arrive_while_the_model_generates(format: Format) {
         .iter()
         .filter(|(name, _, _)| name == "token")
         .collect();
-    assert_eq!(tokens.len(), PIECES.len(), "{format:?}: {names:?}");
+    assert_eq!(
+        tokens.len(),
+        word_pieces(VPN_ANSWER).len(),
+        "{format:?}: {names:?}"
+    );
     let streamed: String = tokens
         .iter()
         .map(|(_, data, _)| data["text"].as_str().unwrap())
         .collect();
-    assert_eq!(streamed, PIECES.concat());
+    assert_eq!(streamed, VPN_ANSWER);
 
     let stream = &model.streams()[0];
     let last_piece = *stream.sent.last().unwrap();
@@ -157,7 +149,7 @@ async fn tokens_arrive_while_the_model_generates(format: Format) {
     );
 
     let done = &events.last().unwrap().1;
-    assert_eq!(done["answer"], PIECES.concat(), "{done}");
+    assert_eq!(done["answer"], VPN_ANSWER, "{done}");
     assert_eq!(done["refused"], false);
     assert_eq!(done["citations"][0]["number"], 1, "{done}");
     assert_eq!(done["trace"]["pipeline"], "basic");
@@ -193,7 +185,7 @@ async fn a_client_that_hangs_up_stops_the_upstream_request(format: Format) {
     assert_eq!(events.last().unwrap().0, "token");
     drop(response);
 
-    let deadline = Instant::now() + PACE * PIECES.len() as u32 * 2;
+    let deadline = Instant::now() + PACE * word_pieces(VPN_ANSWER).len() as u32 * 2;
     let stream = loop {
         let stream = model.streams()[0].clone();
         if stream.hung_up.is_some() || Instant::now() > deadline {

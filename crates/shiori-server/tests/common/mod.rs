@@ -19,6 +19,16 @@ pub fn sample_faq_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/faq")
 }
 
+/// A question of the fixture corpus, and the cited answer scripted models stream for it.
+pub const VPN_QUESTION: &str = "How do I connect to the office VPN?";
+pub const VPN_ANSWER: &str =
+    "Connect with the WireGuard profile from the IT portal before you start [1].";
+
+/// `text` in the pieces a scripted model streams it in: word by word.
+pub fn word_pieces(text: &str) -> Vec<&str> {
+    text.split_inclusive(' ').collect()
+}
+
 pub struct TestServer {
     pub url: String,
     pub work: TempDir,
