@@ -25,6 +25,6 @@ pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
 pub use trace::{Citation, Price, PriceTable, Trace, TraceStep};
 pub use types::{
-    embedding_input, Answer, Chunk, Document, Filters, Hit, RelevanceSignals, Retrieval, Source,
-    Timings,
+    embedding_input, Answer, Chunk, Document, Filters, Hit, RelevanceSignals, Reranked, Retrieval,
+    Source, Timings,
 };

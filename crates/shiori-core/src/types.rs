@@ -131,6 +131,15 @@ pub struct Retrieval {
     pub verdict: RelevanceVerdict,
     pub embed_ms: f64,
     pub retrieve_ms: f64,
+    /// The reranker that reordered `hits`; `None` when they are in the retrievers' order.
+    pub reranked: Option<Reranked>,
+}
+
+/// Which reranker reordered a retrieval's hits, and how long it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reranked {
+    pub by: String,
+    pub ms: f64,
 }
 
 impl Retrieval {

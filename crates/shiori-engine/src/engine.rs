@@ -12,8 +12,8 @@ use shiori_core::{
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder, Precision,
 };
-use shiori_rag::{rerank, Listener, PipelineKind, PipelineParams, Pipelines, RagError};
-use shiori_retrieve::{merge_two_stage, Retriever};
+use shiori_rag::{Listener, PipelineKind, PipelineParams, Pipelines, RagError};
+use shiori_retrieve::{merge_two_stage, rerank, Retriever};
 use shiori_store::{reembed, ConversationStore, DocumentStore, StoreOptions, StoreStats};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -235,11 +235,25 @@ impl Engine {
         retrieval: &RetrievalConfig,
         filters: &Filters,
     ) -> Result<Retrieval, EngineError> {
-        let mut retrieved = self.search(query, retrieval, filters)?;
         let generation = self.generation()?;
         let reranker = generation.reranker()?;
-        retrieved.hits = rerank(&reranker, query, retrieved.hits)?;
-        Ok(retrieved)
+        self.retrieve(query, retrieval, filters, Some(&reranker))
+    }
+
+    /// The retrieval stage of every answer and search: ranks chunks for `query` and, given a
+    /// reranker, reorders them with it.
+    fn retrieve(
+        &self,
+        query: &str,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+        reranker: Option<&dyn Reranker>,
+    ) -> Result<Retrieval, EngineError> {
+        let retrieved = self.search(query, retrieval, filters)?;
+        match reranker {
+            Some(reranker) => Ok(rerank(reranker, query, retrieved)?),
+            None => Ok(retrieved),
+        }
     }
 
     /// The one answer path of every surface: checks the query ([`check_query`]), then runs the
@@ -268,21 +282,21 @@ impl Engine {
         };
         let generation = self.generation()?;
         let chain = generation.chain(options.pipeline);
+        let reranker = options.rerank.then(|| generation.reranker()).transpose()?;
         let corpus = |query: &str, k: usize| -> Result<Retrieval, RagError> {
             let retrieval = RetrievalConfig {
                 top_k: k,
                 ..retrieval.clone()
             };
-            self.search(query, &retrieval, filters)
+            let reranker = reranker.as_ref().map(|r| r as &dyn Reranker);
+            self.retrieve(query, &retrieval, filters, reranker)
                 .map_err(|e| RagError::Retrieval(Box::new(e)))
         };
-        let reranker = options.rerank.then(|| generation.reranker()).transpose()?;
         let pipeline = &self.config.pipeline;
         let pipelines = Pipelines {
             corpus: &corpus,
             models: generation.models(),
             web: generation.web(),
-            reranker: reranker.as_ref().map(|r| r as &dyn Reranker),
             prices: generation.prices(),
             params: PipelineParams {
                 top_k: retrieval.top_k,

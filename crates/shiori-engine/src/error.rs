@@ -30,6 +30,8 @@ pub enum EngineError {
     #[error(transparent)]
     Rag(#[from] shiori_rag::RagError),
     #[error(transparent)]
+    Rerank(#[from] shiori_core::RerankError),
+    #[error(transparent)]
     Asset(#[from] shiori_models::assets::AssetError),
     #[error(transparent)]
     ModelLoad(#[from] shiori_models::ModelLoadError),

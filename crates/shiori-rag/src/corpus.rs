@@ -23,8 +23,6 @@ pub enum RagError {
     Retrieval(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Chat(#[from] ChatError),
-    #[error("reranking failed: {0}")]
-    Rerank(String),
     #[error("unknown pipeline {0:?}; expected one of: {names}", names = crate::PipelineKind::names())]
     UnknownPipeline(String),
     #[error("the answer was cancelled")]

@@ -25,4 +25,4 @@ pub use conversation::recent_turns;
 pub use corpus::{Corpus, RagError};
 pub use events::{AnswerEvent, Listener};
 pub use extractive::{extractive_answer, refuses, REFUSAL_TEXT};
-pub use pipeline::{rerank, Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};
+pub use pipeline::{Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

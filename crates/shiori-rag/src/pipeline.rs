@@ -13,8 +13,8 @@ use crate::{fuse, pipelines};
 use serde::{Deserialize, Serialize};
 use shiori_core::Retrieval;
 use shiori_core::{
-    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Citation, Hit, PriceTable, Reranker,
-    Source, Timings, Trace, TraceStep, WebSearch,
+    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Citation, Hit, PriceTable, Source,
+    Timings, Trace, TraceStep, WebSearch,
 };
 use std::str::FromStr;
 use std::time::Instant;
@@ -160,7 +160,6 @@ pub struct Pipelines<'a> {
     pub corpus: &'a dyn Corpus,
     pub models: Models<'a>,
     pub web: Option<&'a dyn WebSearch>,
-    pub reranker: Option<&'a dyn Reranker>,
     pub prices: &'a PriceTable,
     pub params: PipelineParams,
 }
@@ -463,11 +462,11 @@ impl<'p, 'a> Run<'p, 'a> {
         Ok(responses)
     }
 
-    /// Retrieves `k` chunks for `query` (reranked when a reranker is set) and records the step.
+    /// Retrieves `k` chunks for `query` (reranked when the corpus reranks) and records the step.
     pub fn retrieve(&mut self, query: &str, k: usize) -> Result<Retrieval, RagError> {
         self.report_steps()?;
         let started = Instant::now();
-        let mut retrieval = match self.gated.take() {
+        let retrieval = match self.gated.take() {
             Some((gated, gated_k, retrieval)) if gated == query && gated_k == k => retrieval,
             _ => self.p.corpus.retrieve(query, k)?,
         };
@@ -479,17 +478,13 @@ impl<'p, 'a> Run<'p, 'a> {
             hit_summary(&retrieval.hits),
             started.elapsed().as_secs_f64() * 1000.0,
         );
-        retrieval.hits = self.rerank(query, retrieval.hits)?;
+        self.note_rerank(&retrieval);
         self.report_steps()?;
         Ok(retrieval)
     }
 
     /// Retrieves for every query at once and fuses the lists by RRF into the best `max_context`.
-    pub fn retrieve_fused(
-        &mut self,
-        question: &str,
-        queries: &[String],
-    ) -> Result<Vec<Hit>, RagError> {
+    pub fn retrieve_fused(&mut self, queries: &[String]) -> Result<Vec<Hit>, RagError> {
         self.report_steps()?;
         let started = Instant::now();
         let k = self.params().top_k;
@@ -513,6 +508,7 @@ impl<'p, 'a> Run<'p, 'a> {
             let retrieval = result?;
             self.embed_ms += retrieval.embed_ms;
             self.retrieve_ms += retrieval.retrieve_ms;
+            self.note_rerank(&retrieval);
             lists.push(retrieval.hits);
         }
         let fused = fuse::rrf(&lists, self.params().rrf_k, self.params().max_context);
@@ -526,22 +522,19 @@ impl<'p, 'a> Run<'p, 'a> {
             hit_summary(&fused),
             started.elapsed().as_secs_f64() * 1000.0,
         );
-        self.rerank(question, fused)
+        Ok(fused)
     }
 
-    fn rerank(&mut self, query: &str, hits: Vec<Hit>) -> Result<Vec<Hit>, RagError> {
-        let Some(reranker) = self.p.reranker else {
-            return Ok(hits);
-        };
-        let started = Instant::now();
-        let hits = rerank(reranker, query, hits)?;
-        self.trace.note(
-            "rerank",
-            reranker.name(),
-            hit_summary(&hits),
-            started.elapsed().as_secs_f64() * 1000.0,
-        );
-        Ok(hits)
+    /// The corpus's reranking of `retrieval`, as a step of its own in the trace.
+    fn note_rerank(&mut self, retrieval: &Retrieval) {
+        if let Some(reranked) = &retrieval.reranked {
+            self.trace.note(
+                "rerank",
+                &reranked.by,
+                hit_summary(&retrieval.hits),
+                reranked.ms,
+            );
+        }
     }
 
     /// The final step: answers `question` from numbered `sources`, checks its `[n]` citations.
@@ -689,33 +682,6 @@ impl<'p, 'a> Run<'p, 'a> {
     }
 }
 
-/// Reorders `hits` by the reranker's scores for `query`, which replace their scores.
-pub fn rerank(
-    reranker: &dyn Reranker,
-    query: &str,
-    mut hits: Vec<Hit>,
-) -> Result<Vec<Hit>, RagError> {
-    if hits.len() < 2 {
-        return Ok(hits);
-    }
-    let passages: Vec<&str> = hits.iter().map(|hit| hit.chunk.text.as_str()).collect();
-    let scores = reranker
-        .score(query, &passages)
-        .map_err(|e| RagError::Rerank(e.to_string()))?;
-    if scores.len() != hits.len() {
-        return Err(RagError::Rerank(format!(
-            "{} scores for {} passages",
-            scores.len(),
-            hits.len()
-        )));
-    }
-    for (hit, score) in hits.iter_mut().zip(scores) {
-        hit.score = score;
-    }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    Ok(hits)
-}
-
 /// Text cut to a line of the trace.
 pub(crate) fn summary(text: &str) -> String {
     const MAX: usize = 200;
@@ -770,7 +736,6 @@ mod tests {
                 query: None,
             },
             web: None,
-            reranker: None,
             prices,
             params: PipelineParams::default(),
         }

@@ -104,6 +104,7 @@ impl Corpus for FixedCorpus {
             verdict,
             embed_ms: 0.0,
             retrieve_ms: 0.0,
+            reranked: None,
         })
     }
 }
@@ -179,7 +180,7 @@ pub fn source_number(user_prompt: &str, needle: &str) -> Option<usize> {
     })
 }
 
-/// Pipelines with one model for every step and no web search or reranker.
+/// Pipelines with one model for every step and no web search.
 pub fn one_model_pipelines<'a>(
     corpus: &'a dyn Corpus,
     model: &'a dyn ChatModel,
@@ -193,7 +194,6 @@ pub fn one_model_pipelines<'a>(
             ..Models::default()
         },
         web: None,
-        reranker: None,
         prices,
         params,
     }

@@ -122,6 +122,7 @@ impl Retriever<'_> {
             verdict,
             embed_ms,
             retrieve_ms: elapsed_ms(started),
+            reranked: None,
         })
     }
 

@@ -385,6 +385,38 @@ fn rerank_reorders_search_hits_with_the_llm() {
 }
 
 #[test]
+fn ask_reranks_in_the_retrieval_stage() {
+    let llm = scripted_llm();
+    let work = tempfile::tempdir().unwrap();
+    let data = data_dir(work.path(), &llm_config(llm.url()));
+    let source_ids = |answer: &Value| -> Vec<String> {
+        answer["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["chunk_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let plain = ask(&data, &["--pipeline", "extractive", "--top-k", "3"]);
+    let reranked = ask(
+        &data,
+        &["--pipeline", "extractive", "--top-k", "3", "--rerank"],
+    );
+    let mut reversed = source_ids(&plain);
+    reversed.reverse();
+    assert_eq!(source_ids(&reranked), reversed, "{reranked}");
+    let names = steps(&reranked);
+    let retrieve = names.iter().position(|s| s == "retrieve").unwrap();
+    assert_eq!(names[retrieve + 1], "rerank", "{names:?}");
+    let step = &reranked["trace"]["steps"][retrieve + 1];
+    assert!(
+        step["input"].as_str().unwrap().starts_with("llm:"),
+        "{step}"
+    );
+    assert!(!steps(&plain).contains(&"rerank".to_string()));
+}
+
+#[test]
 fn eval_judges_answers_with_usage_and_cost() {
     let judge = MockServer::start(|request| {
         let (system, _) = prompt(request);

@@ -41,7 +41,7 @@ pub(crate) fn crag(run: &mut Run, question: &str) -> Result<Answer, RagError> {
 /// grade → web search if needed → answer.
 pub(crate) fn fusion_crag(run: &mut Run, question: &str) -> Result<Answer, RagError> {
     let queries = generated_queries(run, question)?;
-    let hits = run.retrieve_fused(question, &queries)?;
+    let hits = run.retrieve_fused(&queries)?;
     let model = run.query_model()?;
     let integrated = run.chat(
         "integrate_queries",
@@ -357,7 +357,6 @@ mod grading_tests {
                 query: None,
             },
             web: Some(&web as &dyn WebSearch),
-            reranker: None,
             prices: &prices,
             params,
         };

@@ -9,7 +9,7 @@ use shiori_core::Answer;
 /// RAG-Fusion: N generated queries + the original, retrieved in parallel, fused, top MAX answered.
 pub(crate) fn fusion(run: &mut Run, question: &str) -> Result<Answer, RagError> {
     let queries = generated_queries(run, question)?;
-    let hits = run.retrieve_fused(question, &queries)?;
+    let hits = run.retrieve_fused(&queries)?;
     run.generate(question, sources(&hits))
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn decompose(run: &mut Run, question: &str) -> Result<Answer, RagErro
     )?;
     let mut queries = vec![question.to_string()];
     queries.extend(prompts::lines(&reply.content, count));
-    let hits = run.retrieve_fused(question, &queries)?;
+    let hits = run.retrieve_fused(&queries)?;
     run.generate(question, sources(&hits))
 }
 
@@ -61,7 +61,7 @@ pub(crate) fn hyde(run: &mut Run, question: &str) -> Result<Answer, RagError> {
     if !reply.content.trim().is_empty() {
         queries.push(reply.content.trim().to_string());
     }
-    let hits = run.retrieve_fused(question, &queries)?;
+    let hits = run.retrieve_fused(&queries)?;
     run.generate(question, sources(&hits))
 }
 
