@@ -78,9 +78,15 @@ async function loadStats() {
 }
 loadStats();
 
-// The settings the page sends are exactly the values it shows; the server checks them.
-function refusal() {
-  return $("refusal").value.trim();
+// The settings exactly as shown; the server checks them. A control still empty (the stats have
+// not loaded) is left out, so the server's configuration applies.
+function settings() {
+  const shown = { pipeline: $("pipeline").value, refusal: $("refusal").value.trim(), mode: $("mode").value, top_k: $("top-k").value };
+  const sent = {};
+  for (const [key, value] of Object.entries(shown)) {
+    if (value !== "") sent[key] = key === "top_k" ? Number(value) : value;
+  }
+  return sent;
 }
 
 // ---- writes: reindex progress and its failures -------------------------------------------
@@ -318,14 +324,7 @@ async function readEvents(response, onEvent) {
 }
 
 async function ask(question) {
-  const body = {
-    question,
-    conversation_id: await conversation(),
-    pipeline: $("pipeline").value,
-    refusal: refusal(),
-    mode: $("mode").value,
-    top_k: Number($("top-k").value),
-  };
+  const body = Object.assign({ question, conversation_id: await conversation() }, settings());
   const response = await fetch("/api/query", {
     method: "POST",
     headers: headers({ "Content-Type": "application/json", "Accept": "text/event-stream" }),
@@ -409,7 +408,8 @@ $("run-eval").addEventListener("click", async () => {
   $("eval-error").hidden = true;
   $("eval-status").textContent = "evaluating…";
   try {
-    const r = await followWrite("eval", api("POST", "/api/eval", { refusal: refusal(), mode: $("mode").value }));
+    const { refusal, mode } = settings();
+    const r = await followWrite("eval", api("POST", "/api/eval", { refusal, mode }));
     const report = r.report;
     $("metric-cards").replaceChildren(...METRICS.filter(([k]) => report[k] !== undefined).map(([k, label]) =>
       el("div", {}, el("div", { class: "value" }, Number(report[k]).toFixed(k.startsWith("latency") ? 1 : 3)), el("div", { class: "label" }, label))));
