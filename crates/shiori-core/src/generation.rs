@@ -1,5 +1,5 @@
 //! The seams of generation: chat models, rerankers and web search. Implementations live in
-//! `shiori-llm` (HTTP providers) and `shiori-models` (local candle models).
+//! `shiori-llm` (HTTP providers) and `shiori-models` (local llama.cpp models).
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -74,6 +74,11 @@ pub struct ChatRequest {
     /// Ask for a single JSON object as the reply.
     #[serde(default)]
     pub json_mode: bool,
+    /// In JSON mode, the JSON Schema the object must follow: local models are held to it by
+    /// grammar-constrained sampling, providers that support it are sent it; others see only
+    /// `json_mode`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_schema: Option<serde_json::Value>,
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
 }

@@ -8,6 +8,7 @@ mod conversation;
 mod generation;
 mod refusal;
 mod seams;
+mod tool_text;
 mod trace;
 mod types;
 
@@ -23,6 +24,7 @@ pub use generation::{
 };
 pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
 pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
+pub use tool_text::parse_tool_calls;
 pub use trace::{Citation, Price, PriceTable, Trace, TraceStep};
 pub use types::{
     embedding_input, Answer, Chunk, Document, Filters, Hit, RelevanceSignals, Reranked, Retrieval,

@@ -116,7 +116,7 @@ pub enum ProviderKind {
     Azure,
     Anthropic,
     Gemini,
-    /// A GGUF chat model run with candle: `model` is `smollm2`, `qwen2.5-coder-0.5b` (fetched by
+    /// A GGUF chat model run in-process by llama.cpp: `model` is `smollm2`, `qwen2.5-coder-0.5b` (fetched by
     /// `shiori models fetch`) or the path of a GGUF file.
     Local,
 }
@@ -145,9 +145,13 @@ pub struct ModelConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<f64>,
     /// The model's context window in tokens (e.g. a llama.cpp server's `n_ctx`): answers are
-    /// then asked for no more tokens than the prompt leaves. Local models know their own.
+    /// then asked for no more tokens than the prompt leaves. For a local model, the context it
+    /// runs with (default 4096, or less if it was trained for less).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<usize>,
+    /// For a local model: the threads it computes on (default: one per physical core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
 }
 
 /// `[llm.retry]`: how transient provider failures are retried.

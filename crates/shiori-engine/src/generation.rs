@@ -15,7 +15,7 @@ use shiori_llm::{
     AnthropicChat, ApiEmbedder, EmbeddingProtocol, Endpoint, GeminiChat, LlmReranker, OpenAiChat,
     RetryPolicy, WebSearchClient, WebSearchProvider,
 };
-use shiori_models::{assets::ShioriHome, GgufChatModel};
+use shiori_models::{assets::ShioriHome, GgufChatModel, LocalSettings};
 use shiori_rag::{Models, PipelineKind};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -170,6 +170,35 @@ fn api_key(variable: &str) -> Option<String> {
         .filter(|key| !key.trim().is_empty())
 }
 
+/// The registry chat models `init` looks for, best first.
+const INSTALLED_CHAT_MODELS: [&str; 2] = ["qwen2.5-coder-0.5b", "smollm2"];
+
+/// Gives a configuration with no chat model the best local one installed in `home`, as
+/// `[llm.models.local]`, so a fresh data directory answers offline with a generated, cited
+/// answer. Returns the model's name, if one was added.
+pub fn adopt_installed_chat_model(config: &mut Config, home: &ShioriHome) -> Option<&'static str> {
+    if !config.llm.models.is_empty() {
+        return None;
+    }
+    let name = INSTALLED_CHAT_MODELS
+        .into_iter()
+        .find(|name| home.chat_model_path(name).is_file())?;
+    let model = ModelConfig {
+        provider: ProviderKind::Local,
+        model: name.to_string(),
+        base_url: None,
+        api_key_env: None,
+        api_version: None,
+        input_per_million: 0.0,
+        output_per_million: 0.0,
+        timeout_secs: None,
+        context_tokens: None,
+        threads: None,
+    };
+    config.llm.models.insert("local".to_string(), model);
+    Some(name)
+}
+
 /// Builds one chat model from its `[llm.models.NAME]` table: one match arm per provider kind.
 pub fn build_chat_model(
     name: &str,
@@ -180,7 +209,11 @@ pub fn build_chat_model(
         ProviderKind::Local => {
             let home = ShioriHome::from_env()?;
             let path = home.chat_model_path(&config.model);
-            return Ok(Box::new(GgufChatModel::load(&path)?));
+            let settings = LocalSettings {
+                context_tokens: config.context_tokens,
+                threads: config.threads,
+            };
+            return Ok(Box::new(GgufChatModel::load_with(&path, settings)?));
         }
         ProviderKind::Openai => (Some("https://api.openai.com/v1"), "OPENAI_API_KEY"),
         ProviderKind::Azure => (None, "AZURE_OPENAI_API_KEY"),

@@ -46,6 +46,7 @@ pub fn judge_answer(
         max_tokens: Some(200),
         temperature: Some(0.0),
         json_mode: true,
+        json_schema: None,
         tools: Vec::new(),
     };
     let reply = judge.chat(&request, None)?;

@@ -46,6 +46,9 @@ impl GeminiChat {
         }
         if request.json_mode {
             config["responseMimeType"] = json!("application/json");
+            if let Some(schema) = &request.json_schema {
+                config["responseJsonSchema"] = schema.clone();
+            }
         }
         let mut body = json!({"contents": contents, "generationConfig": config});
         if !system.is_empty() {

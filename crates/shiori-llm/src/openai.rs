@@ -4,7 +4,8 @@
 use crate::http::{forward, malformed, read_sse, Endpoint, Http, HttpError};
 use serde_json::{json, Value};
 use shiori_core::{
-    ChatError, ChatModel, ChatRequest, ChatResponse, Role, TokenSink, ToolCall, Usage,
+    parse_tool_calls, ChatError, ChatModel, ChatRequest, ChatResponse, Role, TokenSink, ToolCall,
+    ToolSpec, Usage,
 };
 
 const PROVIDER: &str = "openai";
@@ -44,7 +45,13 @@ impl OpenAiChat {
             body["temperature"] = json!(temperature);
         }
         if request.json_mode {
-            body["response_format"] = json!({"type": "json_object"});
+            body["response_format"] = match &request.json_schema {
+                Some(schema) => json!({"type": "json_schema", "json_schema": {
+                    "name": "reply",
+                    "schema": schema,
+                }}),
+                None => json!({"type": "json_object"}),
+            };
         }
         if !request.tools.is_empty() {
             body["tools"] = request
@@ -168,11 +175,26 @@ impl ChatModel for OpenAiChat {
         request: &ChatRequest,
         on_token: Option<TokenSink<'_>>,
     ) -> Result<ChatResponse, ChatError> {
-        Ok(match on_token {
+        let reply = match on_token {
             Some(sink) => self.stream(request, sink)?,
             None => self.complete(request)?,
-        })
+        };
+        Ok(with_text_tool_calls(reply, &request.tools))
     }
+}
+
+/// Servers that do not parse tool calls (llama.cpp's and others without a tool-call parser for
+/// the model) hand them over as text: read them out of the reply.
+fn with_text_tool_calls(mut reply: ChatResponse, tools: &[ToolSpec]) -> ChatResponse {
+    if tools.is_empty() || !reply.tool_calls.is_empty() {
+        return reply;
+    }
+    let (content, calls) = parse_tool_calls(&reply.content, tools);
+    if !calls.is_empty() {
+        reply.content = content;
+        reply.tool_calls = calls;
+    }
+    reply
 }
 
 fn message_json(message: &shiori_core::ChatMessage) -> Value {
@@ -231,7 +253,7 @@ fn parse_usage(usage: &Value) -> Usage {
 mod tests {
     use super::*;
     use crate::test_support::endpoint;
-    use shiori_core::{ChatMessage, ToolSpec};
+    use shiori_core::ChatMessage;
     use shiori_mock::{sequence, MockServer, Reply};
     use std::time::Duration;
 
@@ -281,6 +303,55 @@ mod tests {
         assert_eq!(body["max_tokens"], 64);
         assert_eq!(body["response_format"]["type"], "json_object");
         assert!(body.get("stream").is_none());
+    }
+
+    #[test]
+    fn sends_the_json_schema_as_the_response_format() {
+        let server = MockServer::start(sequence(vec![completion("{\"grade\": \"relevant\"}")]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let schema = json!({"type": "object", "properties": {"grade": {"enum": ["relevant"]}}});
+        let request = ChatRequest {
+            json_mode: true,
+            json_schema: Some(schema.clone()),
+            ..question()
+        };
+        model.chat(&request, None).unwrap();
+        let body = server.requests()[0].json();
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(body["response_format"]["json_schema"]["name"], "reply");
+        assert_eq!(body["response_format"]["json_schema"]["schema"], schema);
+    }
+
+    #[test]
+    fn reads_tool_calls_a_server_left_in_the_text() {
+        let calculate = ToolSpec {
+            name: "calculate".into(),
+            description: "arithmetic".into(),
+            parameters: json!({"type": "object"}),
+        };
+        let replies = [
+            "<tool_call>\n{\"name\": \"calculate\", \"arguments\": {\"expression\": \"2+2\"}}\n</tool_call>",
+            "{\"name\": \"calculate\", \"arguments\": {\"expression\": \"2+2\"}}",
+        ];
+        for text in replies {
+            let server = MockServer::start(sequence(vec![completion(text)]));
+            let model = OpenAiChat::new(endpoint(server.url()), "qwen").unwrap();
+            let request = ChatRequest {
+                tools: vec![calculate.clone()],
+                ..question()
+            };
+            let reply = model.chat(&request, None).unwrap();
+            assert_eq!(reply.content, "", "{text}");
+            assert_eq!(reply.tool_calls.len(), 1, "{text}");
+            assert_eq!(reply.tool_calls[0].name, "calculate");
+            assert_eq!(reply.tool_calls[0].arguments, json!({"expression": "2+2"}));
+        }
+        // Without tools on offer, JSON that looks like a call is just the answer.
+        let server = MockServer::start(sequence(vec![completion(replies[1])]));
+        let model = OpenAiChat::new(endpoint(server.url()), "qwen").unwrap();
+        let reply = model.chat(&question(), None).unwrap();
+        assert_eq!(reply.content, replies[1]);
+        assert!(reply.tool_calls.is_empty());
     }
 
     #[test]

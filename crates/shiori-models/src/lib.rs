@@ -5,10 +5,11 @@
 //! - [`MiniLmEmbedder`]: all-MiniLM-L6-v2 sentence embeddings on the CPU, matching
 //!   sentence-transformers (mean pooling over the tokens, L2 normalised).
 //! - Both embedders run the crate's own BERT encoder, with dense layers in the [`Precision`] the
-//!   CPU does fastest; the chat models and the cross-encoder run on candle.
+//!   CPU does fastest; the cross-encoder runs on candle.
 //! - [`EmbeddingCache`] and [`embed_with_cache`]: vectors kept in SQLite by (model, content hash),
 //!   so re-indexing unchanged text costs no inference.
-//! - [`GgufChatModel`]: a quantized GGUF chat model (SmolLM2, Qwen2.5) generating on the CPU.
+//! - [`GgufChatModel`]: any GGUF chat model llama.cpp runs, generating on the CPU, with
+//!   grammar-constrained JSON replies.
 //! - [`CrossEncoder`]: a sequence-classification reranker (BERT, XLM-RoBERTa) from a Hugging
 //!   Face folder.
 //! - [`assets`]: where models and dictionaries live on disk and how they are fetched from package
@@ -31,7 +32,7 @@ mod test_model;
 pub use bert::Precision;
 pub use cache::EmbeddingCache;
 pub use cached_embed::{embed_with_cache, CacheStats};
-pub use chat::{GgufChatModel, GgufTokenizer};
+pub use chat::{GgufChatModel, LocalSettings};
 pub use cross_encoder::CrossEncoder;
 pub use e5::E5Embedder;
 pub use load_error::ModelLoadError;

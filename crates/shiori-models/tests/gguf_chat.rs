@@ -1,5 +1,5 @@
-//! The local GGUF chat model on the real SmolLM2-135M-Instruct (and Qwen2.5-Coder-0.5B when
-//! asked for), as `shiori models fetch` installs them under `SHIORI_HOME`.
+//! The local GGUF chat model (llama.cpp) on the real SmolLM2-135M-Instruct (and
+//! Qwen2.5-Coder-0.5B when asked for), as `shiori models fetch` installs them under `SHIORI_HOME`.
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -40,31 +40,6 @@ fn zorbania(max_tokens: u32) -> ChatRequest {
 }
 
 #[test]
-fn tokenizer_round_trips_and_splits_like_the_model() {
-    let tokenizer = smollm2().tokenizer();
-    for text in [
-        "Hello, world! It's 2024.",
-        "東京は日本の首都です。関西国際空港まで 3 時間。",
-        "mixed 日本語 and English\n\ttabs  and  spaces",
-    ] {
-        let ids = tokenizer.encode(text).unwrap();
-        assert_eq!(tokenizer.decode(&ids).unwrap(), text);
-    }
-    let id = |token: &str| tokenizer.token_id(token).unwrap();
-    assert_eq!(
-        tokenizer.encode("Hello world").unwrap(),
-        vec![id("Hello"), id("Ġworld")]
-    );
-    // SmolLM2 splits numbers into single digits.
-    assert_eq!(
-        tokenizer.encode("2024").unwrap(),
-        vec![id("2"), id("0"), id("2"), id("4")]
-    );
-    assert_eq!(tokenizer.token_id("<|im_start|>"), Some(1));
-    assert_eq!(tokenizer.token_id("<|im_end|>"), Some(2));
-}
-
-#[test]
 fn prompt_uses_single_control_tokens_and_keeps_typed_ones_as_text() {
     let model = smollm2();
     let request = ChatRequest {
@@ -72,14 +47,13 @@ fn prompt_uses_single_control_tokens_and_keeps_typed_ones_as_text() {
         ..ChatRequest::default()
     };
     let ids = model.prompt_ids(&request).unwrap();
-    // system, user, assistant: three starts; the two closed turns end with one <|im_end|> each,
-    // and the one the user typed is plain text.
-    assert_eq!(ids.iter().filter(|&&id| id == 1).count(), 3);
-    assert_eq!(ids.iter().filter(|&&id| id == 2).count(), 2);
+    // user and assistant: two starts; the one closed turn ends with one <|im_end|>, and the one
+    // the user typed is plain text.
+    assert_eq!(ids.iter().filter(|&&id| id == 1).count(), 2);
+    assert_eq!(ids.iter().filter(|&&id| id == 2).count(), 1);
     assert_eq!(
-        model.tokenizer().decode_with_control(&ids).unwrap(),
-        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n\
-         <|im_start|>user\nSay <|im_end|> please<|im_end|>\n<|im_start|>assistant\n"
+        model.prompt_text(&request).unwrap(),
+        "<|im_start|>user\nSay <|im_end|> please<|im_end|>\n<|im_start|>assistant\n"
     );
 }
 
@@ -108,13 +82,13 @@ fn answers_from_the_context_and_streams_the_same_text() {
     assert_eq!(response.model, "local:SmolLM2-135M-Instruct.Q4_1");
     assert!(response.tool_calls.is_empty());
 
-    // Each call starts from an empty KV cache: the same request gives the same reply.
+    // A context reused with the prompt already in its KV cache gives the same reply.
     let again = model.chat(&request, None).unwrap();
     assert_eq!(again.content, response.content);
 }
 
 #[test]
-fn finds_the_answer_in_a_prompt_longer_than_one_prefill_chunk() {
+fn finds_the_answer_in_a_prompt_longer_than_one_batch() {
     let model = smollm2();
     let filler = [
         "The weather in the northern valleys is mild in spring.",
@@ -123,12 +97,12 @@ fn finds_the_answer_in_a_prompt_longer_than_one_prefill_chunk() {
         "Most houses are built from grey stone and painted doors.",
     ];
     let mut context = String::new();
-    for round in 0..6 {
+    for round in 0..14 {
         for sentence in filler {
             context.push_str(sentence);
             context.push(' ');
         }
-        if round == 3 {
+        if round == 7 {
             context.push_str("The capital of Zorbania is Plimp. ");
         }
     }
@@ -142,7 +116,7 @@ fn finds_the_answer_in_a_prompt_longer_than_one_prefill_chunk() {
         max_tokens: Some(24),
         ..ChatRequest::default()
     };
-    assert!(model.prompt_ids(&request).unwrap().len() > 300);
+    assert!(model.prompt_ids(&request).unwrap().len() > 512);
     let response = model.chat(&request, None).unwrap();
     assert!(response.content.contains("Plimp"), "{:?}", response.content);
 }
@@ -200,10 +174,14 @@ fn sampling_is_seeded() {
 
 #[test]
 fn json_mode_replies_with_one_object_and_stops_there() {
-    let request = ChatRequest {
+    let mut request = ChatRequest {
         json_mode: true,
         ..zorbania(64)
     };
+    // Without a schema any JSON object goes; the prompt names the one wanted.
+    request.messages[0] = ChatMessage::system(
+        "Answer the question using only the context, as JSON {\"capital\": \"name of the city\"}.",
+    );
     let mut streamed = String::new();
     let response = smollm2()
         .chat(
@@ -219,6 +197,61 @@ fn json_mode_replies_with_one_object_and_stops_there() {
     assert!(object.is_object());
     assert!(response.usage.completion_tokens < 64);
     assert_eq!(streamed, response.content);
+}
+
+#[test]
+fn json_schema_holds_the_reply_to_its_shape() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"grade": {"enum": ["relevant", "ambiguous", "irrelevant"]}},
+        "required": ["grade"],
+    });
+    let request = ChatRequest {
+        messages: vec![
+            ChatMessage::system("Grade whether the document answers the question."),
+            ChatMessage::user("Question: What is the capital of Zorbania?\n\nDocument: Plimp is the capital of Zorbania."),
+        ],
+        max_tokens: Some(20),
+        temperature: Some(0.0),
+        json_mode: true,
+        json_schema: Some(schema),
+        ..ChatRequest::default()
+    };
+    let response = smollm2().chat(&request, None).unwrap();
+    let object: serde_json::Value = serde_json::from_str(&response.content)
+        .unwrap_or_else(|e| panic!("{e}: {:?}", response.content));
+    let grade = object["grade"].as_str().unwrap_or_default();
+    assert!(
+        ["relevant", "ambiguous", "irrelevant"].contains(&grade),
+        "{object}"
+    );
+    assert_eq!(object.as_object().map(|o| o.len()), Some(1), "{object}");
+}
+
+#[test]
+fn a_sink_that_breaks_off_stops_the_generation() {
+    let request = ChatRequest {
+        messages: vec![ChatMessage::user("Write a long story about a dragon.")],
+        max_tokens: Some(400),
+        ..ChatRequest::default()
+    };
+    let mut pieces = 0;
+    let result = smollm2().chat(
+        &request,
+        Some(&mut |_: &str| {
+            pieces += 1;
+            if pieces == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }),
+    );
+    assert!(
+        matches!(result, Err(ChatError::Cancelled { .. })),
+        "{result:?}"
+    );
+    assert_eq!(pieces, 3, "no piece after the sink broke off");
 }
 
 #[test]
@@ -249,7 +282,7 @@ fn load_errors_name_the_file() {
     std::fs::write(&garbled, b"not a gguf at all").unwrap();
     let err = GgufChatModel::load(&garbled).err().unwrap().to_string();
     assert!(
-        err.contains("garbled.gguf") && err.contains("not a readable GGUF"),
+        err.contains("garbled.gguf") && err.contains("cannot load this GGUF"),
         "{err}"
     );
 }
@@ -258,14 +291,6 @@ fn load_errors_name_the_file() {
 #[ignore = "needs Qwen2.5-Coder-0.5B (491 MB): `shiori models fetch qwen2.5-coder-0.5b`"]
 fn qwen_answers_a_japanese_question_from_the_context() {
     let model = load(ShioriHome::qwen_gguf, " qwen2.5-coder-0.5b");
-    let tokenizer = model.tokenizer();
-    let text = "東京は日本の首都です。";
-    assert_eq!(
-        tokenizer.decode(&tokenizer.encode(text).unwrap()).unwrap(),
-        text
-    );
-    assert_eq!(tokenizer.token_id("<|im_start|>"), Some(151644));
-    assert_eq!(tokenizer.token_id("<|im_end|>"), Some(151645));
     let request = ChatRequest {
         messages: vec![
             ChatMessage::system("文脈だけを使って日本語で簡潔に答えてください。"),

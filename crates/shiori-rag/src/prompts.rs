@@ -41,13 +41,23 @@ fn with_untrusted(rules: &str) -> String {
     format!("{rules} {UNTRUSTED_DOCUMENTS}")
 }
 
-fn request(system: &str, user: String, json_mode: bool, max_tokens: Option<u32>) -> ChatRequest {
+fn request(system: &str, user: String, max_tokens: Option<u32>) -> ChatRequest {
     ChatRequest {
         messages: vec![ChatMessage::system(system), ChatMessage::user(user)],
         max_tokens,
         temperature: Some(0.0),
-        json_mode,
+        json_mode: false,
+        json_schema: None,
         tools: Vec::new(),
+    }
+}
+
+/// A request whose reply is a JSON object following `schema` (the shape its prompt describes).
+fn json_request(system: &str, user: String, schema: Value, max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        json_mode: true,
+        json_schema: Some(schema),
+        ..request(system, user, Some(max_tokens))
     }
 }
 
@@ -61,7 +71,7 @@ pub fn answer(question: &str, sources: &[Source], max_tokens: Option<u32>) -> Ch
         "Sources:\n\n{}Question: {question}",
         numbered_sources(sources)
     );
-    request(&with_untrusted(ANSWER_RULES), user, false, max_tokens)
+    request(&with_untrusted(ANSWER_RULES), user, max_tokens)
 }
 
 pub fn iterative_answer(
@@ -78,7 +88,7 @@ pub fn iterative_answer(
         "Sources:\n\n{}Question: {question}",
         numbered_sources(sources)
     );
-    request(&system, user, false, max_tokens)
+    request(&system, user, max_tokens)
 }
 
 pub fn grade(question: &str, source: &Source) -> ChatRequest {
@@ -91,7 +101,12 @@ pub fn grade(question: &str, source: &Source) -> ChatRequest {
         "Question: {question}\n\nDocument:\n{}",
         documents([(1, source)])
     );
-    request(&system, user, true, Some(20))
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"grade": {"enum": ["relevant", "ambiguous", "irrelevant"]}},
+        "required": ["grade"],
+    });
+    json_request(&system, user, schema, 20)
 }
 
 pub fn relevant_strips(question: &str, strips: &[&str]) -> ChatRequest {
@@ -104,7 +119,12 @@ pub fn relevant_strips(question: &str, strips: &[&str]) -> ChatRequest {
         let _ = writeln!(user, "{}. {}", index + 1, escape_markup(strip));
     }
     user.push_str("</documents>\n");
-    request(&system, user, true, Some(60))
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"relevant": {"type": "array", "items": {"type": "integer", "minimum": 1}}},
+        "required": ["relevant"],
+    });
+    json_request(&system, user, schema, 60)
 }
 
 pub fn search_queries(question: &str, count: usize) -> ChatRequest {
@@ -112,7 +132,7 @@ pub fn search_queries(question: &str, count: usize) -> ChatRequest {
         "Write {count} different search queries that would find documents answering the \
          question, from different angles. One query per line, nothing else."
     );
-    request(&system, format!("Question: {question}"), false, Some(200))
+    request(&system, format!("Question: {question}"), Some(200))
 }
 
 pub fn sub_questions(question: &str, count: usize) -> ChatRequest {
@@ -120,25 +140,25 @@ pub fn sub_questions(question: &str, count: usize) -> ChatRequest {
         "Break the question into at most {count} simpler sub-questions that together answer it. \
          One sub-question per line, nothing else."
     );
-    request(&system, format!("Question: {question}"), false, Some(200))
+    request(&system, format!("Question: {question}"), Some(200))
 }
 
 pub fn hypothetical_answer(question: &str) -> ChatRequest {
     let system = "Write a short passage, as a reference document would, that answers the \
         question. Invent plausible details; it is used only to search.";
-    request(system, format!("Question: {question}"), false, Some(200))
+    request(system, format!("Question: {question}"), Some(200))
 }
 
 pub fn web_query(question: &str) -> ChatRequest {
     let system = "Rewrite the question as a concise web search query. Reply with the query only.";
-    request(system, format!("Question: {question}"), false, Some(60))
+    request(system, format!("Question: {question}"), Some(60))
 }
 
 pub fn integrate_queries(question: &str, queries: &[String]) -> ChatRequest {
     let system = "Combine the question and its search queries into one precise question that \
         covers them. Reply with that question only.";
     let user = format!("Question: {question}\n\nQueries:\n{}", queries.join("\n"));
-    request(system, user, false, Some(100))
+    request(system, user, Some(100))
 }
 
 /// What the rewriting prompt says about the conversation it shows.
@@ -163,7 +183,7 @@ pub fn condense(question: &str, turns: &[Turn]) -> ChatRequest {
         );
     }
     let _ = write!(user, "</conversation>\n\nFollow-up question: {question}");
-    request(&system, user, false, Some(100))
+    request(&system, user, Some(100))
 }
 
 pub fn critique(question: &str, draft: &str, sources: &[Source]) -> ChatRequest {
@@ -177,7 +197,16 @@ pub fn critique(question: &str, draft: &str, sources: &[Source]) -> ChatRequest 
         "Sources:\n\n{}Question: {question}\n\nDraft answer: {draft}",
         numbered_sources(sources)
     );
-    request(&system, user, true, Some(200))
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "complete": {"type": "boolean"},
+            "missing": {"type": "string"},
+            "query": {"type": "string"},
+        },
+        "required": ["complete"],
+    });
+    json_request(&system, user, schema, 200)
 }
 
 /// One item per non-empty line, without list numbering, bullets or quotes.

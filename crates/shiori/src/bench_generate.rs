@@ -36,6 +36,7 @@ pub fn generate(
         .into_iter()
         .filter_map(|(_, record)| record.get("text")?.as_str().map(str::to_string));
     let mut context = String::new();
+    let mut passages_used = 0;
     let request = loop {
         let request = ChatRequest {
             messages: vec![
@@ -51,12 +52,16 @@ pub fn generate(
             break request;
         }
         match passages.next() {
-            Some(passage) => context.push_str(&format!("- {passage}\n")),
+            Some(passage) => {
+                context.push_str(&format!("- {passage}\n"));
+                passages_used += 1;
+            }
             None => break request,
         }
     };
     let mut prompt_rates = Vec::new();
     let mut generation_rates = Vec::new();
+    let mut first_token_seconds = Vec::new();
     let mut usage = Default::default();
     for _ in 0..runs {
         let start = Instant::now();
@@ -70,6 +75,7 @@ pub fn generate(
         )?;
         let total = start.elapsed().as_secs_f64();
         let first = first_piece.unwrap_or(total);
+        first_token_seconds.push(first);
         usage = response.usage;
         prompt_rates.push(usage.prompt_tokens as f64 / first);
         if usage.completion_tokens > 1 && total > first {
@@ -82,22 +88,38 @@ pub fn generate(
     };
     let prompt_rate = median(&mut prompt_rates);
     let generation_rate = median(&mut generation_rates);
+    let first_token = median(&mut first_token_seconds);
+    let peak_rss_mb = peak_rss_bytes().map(|bytes| bytes as f64 / 1e6);
     let result = serde_json::json!({
         "model": model.model_id(),
+        "path": path,
+        "passages": passages_used,
         "load_seconds": load_seconds,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "runs": runs,
         "prompt_tokens_per_second": prompt_rate,
         "generation_tokens_per_second": generation_rate,
+        "first_token_seconds": first_token,
+        "peak_rss_mb": peak_rss_mb,
     });
     output::print(cli.json, &result, || {
         format!(
             "{}: loaded in {load_seconds:.2} s; prompt {} tokens at {prompt_rate:.1} tokens/s, \
-             generation {} tokens at {generation_rate:.1} tokens/s (median of {runs})",
+             first token after {first_token:.2} s, generation {} tokens at \
+             {generation_rate:.1} tokens/s (median of {runs}); peak RSS {}",
             model.model_id(),
             usage.prompt_tokens,
             usage.completion_tokens,
+            peak_rss_mb.map_or("unknown".to_string(), |mb| format!("{mb:.0} MB")),
         )
     })
+}
+
+/// The most resident memory the process has held (Linux's `VmHWM`), if the system says.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kilobytes * 1024)
 }

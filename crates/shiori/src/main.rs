@@ -17,8 +17,8 @@ use cli::{
 };
 use shiori_core::{EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{
-    check_retrieval, init_store, migrate_store, refusal_override, AskOptions, Config, EmbedAs,
-    Engine, EngineError,
+    adopt_installed_chat_model, check_retrieval, init_store, migrate_store, refusal_override,
+    AskOptions, Config, EmbedAs, Engine, EngineError,
 };
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
@@ -57,13 +57,18 @@ fn run(cli: &Cli) -> Result<()> {
     let home = ShioriHome::from_env()?;
     match &cli.command {
         Command::Init => {
-            let config = Config::load(&cli.data_dir)?;
+            let mut config = Config::load(&cli.data_dir)?;
+            let chat_model = adopt_installed_chat_model(&mut config, &home);
             config.save(&cli.data_dir)?;
             let store = init_store(&config)?;
             output::print(
                 cli.json,
-                &serde_json::json!({"data_dir": cli.data_dir, "store": store}),
+                &serde_json::json!({"data_dir": cli.data_dir, "store": store, "chat_model": chat_model}),
                 || {
+                    let answers = match chat_model {
+                        Some(name) => format!("; answers with the local model {name}"),
+                        None => String::new(),
+                    };
                     let migrations = match store.schema_version {
                         Some(version) => format!(
                             "; database schema at version {version} ({} migration(s) applied)",
@@ -71,7 +76,10 @@ fn run(cli: &Cli) -> Result<()> {
                         ),
                         None => String::new(),
                     };
-                    format!("initialised {}{migrations}", cli.data_dir.display())
+                    format!(
+                        "initialised {}{migrations}{answers}",
+                        cli.data_dir.display()
+                    )
                 },
             )
         }

@@ -1,5 +1,6 @@
 //! End to end with no network: the basic pipeline answers from the sample corpus with
-//! SmolLM2-135M-Instruct run locally (fetched by `shiori models fetch`), citing real sources, and
+//! SmolLM2-135M-Instruct run locally on llama.cpp (fetched by `shiori models fetch`), citing real
+//! sources; CRAG's graders reply with the JSON they are asked for, every time; and
 //! `shiori serve` streams its tokens as they are generated.
 
 mod common;
@@ -62,6 +63,58 @@ fn the_basic_pipeline_answers_with_a_local_model_and_cites_a_real_source() {
         "no step ran the local model: {steps:#?}"
     );
     assert!(answer["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+}
+
+/// The first `count` questions of the sample set (English and Japanese).
+fn sample_questions(count: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(sample_faq_dir().join("qa.jsonl")).unwrap();
+    text.lines()
+        .take(count)
+        .map(|line| {
+            let record: Value = serde_json::from_str(line).unwrap();
+            record["question"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn crag_grades_are_valid_json_on_every_run() {
+    let work = tempfile::tempdir().unwrap();
+    let data = local_model_data_dir(work.path());
+    let mut grades = 0;
+    let mut refined = 0;
+    for question in sample_questions(20) {
+        let answer = run_json(
+            &data,
+            &["ask", &question, "--pipeline", "crag", "--top-k", "2"],
+        );
+        let steps = answer["trace"]["steps"].as_array().unwrap();
+        for step in steps {
+            let output = step["output"].as_str().unwrap_or_default();
+            match step["step"].as_str() {
+                Some("grade") => {
+                    let reply: Value = serde_json::from_str(output)
+                        .unwrap_or_else(|e| panic!("{question}: grade {output:?}: {e}"));
+                    let grade = reply["grade"].as_str().unwrap_or_default();
+                    assert!(
+                        ["relevant", "ambiguous", "irrelevant"].contains(&grade),
+                        "{question}: {reply}"
+                    );
+                    grades += 1;
+                }
+                Some("refine") => {
+                    let reply: Value = serde_json::from_str(output)
+                        .unwrap_or_else(|e| panic!("{question}: refine {output:?}: {e}"));
+                    assert!(reply["relevant"].is_array(), "{question}: {reply}");
+                    refined += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    // Questions the gate refuses grade nothing; most of the sample set is answerable.
+    assert!(grades >= 20, "only {grades} grades over 20 questions");
+    eprintln!("crag: {grades} grades and {refined} refinements, all valid JSON");
 }
 
 /// Each server-sent event's name and data, with when it arrived.

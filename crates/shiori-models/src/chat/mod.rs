@@ -1,141 +1,171 @@
-//! Local chat models: a quantized GGUF (SmolLM2, Qwen2.5) run with candle on the CPU, with the
-//! tokenizer and chat template the file carries.
+//! Local chat models: any GGUF llama.cpp runs (Llama, Qwen, Gemma, Phi, Mistral, …), linked into
+//! the binary, prompted with the chat template the file carries. Replies that must be JSON are
+//! held to their schema by grammar-constrained sampling.
 
+mod engine;
+mod prompt;
 mod reply;
+mod session;
 mod stream;
-mod template;
-mod tokenizer;
-mod weights;
 
-use std::fs::File;
+use std::num::NonZeroU32;
 use std::path::Path;
+use std::sync::Mutex;
 
-use candle_core::quantized::gguf_file::Content;
-use candle_core::{Device, Tensor};
-use candle_transformers::generation::LogitsProcessor;
-use shiori_core::{ChatError, ChatModel, ChatRequest, ChatResponse, TokenSink, Usage};
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use shiori_core::{
+    parse_tool_calls, ChatError, ChatModel, ChatRequest, ChatResponse, TokenSink, Usage,
+};
 
 use crate::ModelLoadError;
+use prompt::Piece;
 use reply::Reply;
+use session::Session;
 use stream::TextStream;
-use template::{parse_tool_calls, ChatTemplate, Piece, IM_END, IM_START};
-pub use tokenizer::GgufTokenizer;
-use weights::{Forward, Weights};
 
 const DEFAULT_MAX_TOKENS: usize = 512;
-/// Prompt tokens per forward pass: bounds the attention scores' memory (heads × chunk × context)
-/// on long prompts.
-const PREFILL_CHUNK: usize = 256;
-const DEFAULT_SEED: u64 = 0x5348_494f_5249;
+/// The context a model gets unless configured otherwise (or trained for less): room for a RAG
+/// prompt and its answer without reserving a KV cache for the 32k–128k tokens newer models
+/// are trained for.
+const DEFAULT_CONTEXT_TOKENS: usize = 4096;
+const DEFAULT_SEED: u32 = 0x5348_494f;
 
-/// A GGUF chat model. Loads once; every call starts from an empty KV cache, so one instance can
-/// serve many threads (llama models concurrently, qwen2 models one call at a time).
+/// How a local model runs; `None` takes the default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LocalSettings {
+    /// Tokens the context holds, prompt and reply together (4096 by default, capped
+    /// at what the model was trained for).
+    pub context_tokens: Option<usize>,
+    /// Threads that compute (one per physical core).
+    pub threads: Option<usize>,
+}
+
+/// A GGUF chat model on llama.cpp. The weights load once per process. Calls run one at a time
+/// on one context (each already computes on every core), which keeps the KV cache of the last
+/// prompt for the next one to start from.
 pub struct GgufChatModel {
     model_id: String,
-    weights: Weights,
-    tokenizer: GgufTokenizer,
-    template: ChatTemplate,
-    /// Tokens that end a reply: `<|im_end|>`, the end-of-text token and the GGUF's EOS.
-    stop_ids: Vec<u32>,
-    context_length: usize,
-    seed: u64,
+    model: &'static LlamaModel,
+    template: LlamaChatTemplate,
+    context_tokens: usize,
+    threads: usize,
+    session: Mutex<Option<Session>>,
+    seed: u32,
 }
 
 impl GgufChatModel {
-    /// Loads a GGUF of llama or qwen2 architecture with a gpt2-style tokenizer and a ChatML
-    /// template. The model id is `local:` and the file name without `.gguf`.
+    /// Loads a GGUF with the default settings. The model id is `local:` and the file name
+    /// without `.gguf`.
     pub fn load(path: &Path) -> Result<Self, ModelLoadError> {
-        let io_error = |source| ModelLoadError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut file = File::open(path).map_err(io_error)?;
-        let content = Content::read(&mut file)
-            .map_err(|e| ModelLoadError::invalid(path, format!("not a readable GGUF file: {e}")))?;
-        let metadata_string = |key: &str| {
-            content
-                .metadata
-                .get(key)
-                .and_then(|v| v.to_string().ok())
-                .cloned()
-                .ok_or_else(|| ModelLoadError::invalid(path, format!("{key} is missing")))
-        };
-        let architecture = metadata_string("general.architecture")?;
-        let template = ChatTemplate::from_jinja(&metadata_string("tokenizer.chat_template")?)
-            .map_err(|e| ModelLoadError::invalid(path, e))?;
-        let declared_context = content
-            .metadata
-            .get(&format!("{architecture}.context_length"))
-            .and_then(|v| v.to_u32().ok())
-            .ok_or_else(|| {
-                ModelLoadError::invalid(path, format!("{architecture}.context_length is missing"))
-            })? as usize;
-        let tokenizer = GgufTokenizer::from_metadata(&content.metadata)
-            .map_err(|e| ModelLoadError::invalid(path, e))?;
-        let control = |token: &str| {
-            tokenizer.token_id(token).ok_or_else(|| {
-                ModelLoadError::invalid(path, format!("the vocabulary has no {token}"))
-            })
-        };
-        control(IM_START)?;
-        let mut stop_ids = vec![control(IM_END)?, tokenizer.eos_id()];
-        stop_ids.extend(tokenizer.token_id("<|endoftext|>"));
+        Self::load_with(path, LocalSettings::default())
+    }
 
-        let weights = Weights::load(path, &architecture, content, &mut file)?;
+    pub fn load_with(path: &Path, settings: LocalSettings) -> Result<Self, ModelLoadError> {
+        if !path.is_file() {
+            return Err(ModelLoadError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+        let model = engine::model(path)?;
+        // A GGUF without a template gets ChatML, the format most small instruct models use.
+        let template = model
+            .chat_template(None)
+            .or_else(|_| LlamaChatTemplate::new("chatml"))
+            .map_err(|e| ModelLoadError::invalid(path, format!("its chat template: {e}")))?;
+        let trained = model.n_ctx_train() as usize;
+        let context_tokens = settings
+            .context_tokens
+            .unwrap_or(DEFAULT_CONTEXT_TOKENS.min(trained))
+            .max(1);
         let stem = path
             .file_name()
             .map(|name| name.to_string_lossy())
             .unwrap_or_default();
-        Ok(GgufChatModel {
+        let chat = GgufChatModel {
             model_id: format!("local:{}", stem.trim_end_matches(".gguf")),
-            context_length: weights.max_positions(declared_context),
-            weights,
-            tokenizer,
+            model,
             template,
-            stop_ids,
+            context_tokens,
+            threads: settings.threads.unwrap_or_else(engine::default_threads),
+            session: Mutex::new(None),
             seed: DEFAULT_SEED,
+        };
+        // A template llama.cpp does not know fails here, at load, not at the first question.
+        chat.render(&ChatRequest {
+            messages: vec![shiori_core::ChatMessage::user("Hi")],
+            ..ChatRequest::default()
         })
+        .map_err(|e| ModelLoadError::invalid(path, e))?;
+        Ok(chat)
     }
 
     /// Seeds temperature sampling (the default seed is fixed, so runs repeat).
-    pub fn with_seed(mut self, seed: u64) -> Self {
+    pub fn with_seed(mut self, seed: u32) -> Self {
         self.seed = seed;
         self
     }
 
     /// The most tokens prompt and reply may hold together.
     pub fn context_length(&self) -> usize {
-        self.context_length
-    }
-
-    pub fn tokenizer(&self) -> &GgufTokenizer {
-        &self.tokenizer
+        self.context_tokens
     }
 
     /// The token ids of `request`'s prompt, up to where the reply starts.
-    pub fn prompt_ids(&self, request: &ChatRequest) -> Result<Vec<u32>, ChatError> {
-        self.encode_prompt(request).map(|(ids, _)| ids)
+    pub fn prompt_ids(&self, request: &ChatRequest) -> Result<Vec<i32>, ChatError> {
+        let tokens = self.encode_prompt(request)?;
+        Ok(tokens.into_iter().map(|token| token.0).collect())
     }
 
-    /// The prompt's ids and the text the reply was begun with.
-    fn encode_prompt(&self, request: &ChatRequest) -> Result<(Vec<u32>, &'static str), ChatError> {
-        let (pieces, prefill) = self.template.render(request);
-        let mut ids = Vec::new();
-        for piece in pieces {
-            match piece {
-                Piece::Control(token) => ids.push(
-                    self.tokenizer
-                        .token_id(token)
-                        .ok_or_else(|| self.failure(format!("the vocabulary has no {token}")))?,
-                ),
-                Piece::Text(text) => ids.extend(
-                    self.tokenizer
-                        .encode(&text)
-                        .map_err(|e| self.failure(format!("tokenizing the prompt: {e}")))?,
-                ),
-            }
+    /// The prompt's text with its control tokens, as the model sees it.
+    pub fn prompt_text(&self, request: &ChatRequest) -> Result<String, ChatError> {
+        let pieces = self.render(request).map_err(|e| self.failure(e))?;
+        Ok(pieces
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Template(text) | Piece::Message(text) => text,
+            })
+            .collect())
+    }
+
+    /// The request laid out by the model's template, split into template text and messages.
+    fn render(&self, request: &ChatRequest) -> Result<Vec<Piece>, String> {
+        let turns = prompt::turns(request);
+        let marks = prompt::placeholders(turns.len());
+        let messages = turns
+            .iter()
+            .zip(&marks)
+            .map(|((role, _), mark)| LlamaChatMessage::new(role.to_string(), mark.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let rendered = self
+            .model
+            .apply_chat_template(&self.template, &messages, true)
+            .map_err(|e| format!("llama.cpp cannot apply the model's chat template: {e}"))?;
+        let contents: Vec<String> = turns.into_iter().map(|(_, content)| content).collect();
+        prompt::split(&rendered, &contents)
+    }
+
+    fn encode_prompt(&self, request: &ChatRequest) -> Result<Vec<LlamaToken>, ChatError> {
+        let vocab = self.model.vocab();
+        let mut tokens = Vec::new();
+        for (index, piece) in self
+            .render(request)
+            .map_err(|e| self.failure(e))?
+            .into_iter()
+            .enumerate()
+        {
+            // The template's text may name control tokens; the messages' text never does.
+            let (text, special) = match &piece {
+                Piece::Template(text) => (text, true),
+                Piece::Message(text) => (text, false),
+            };
+            tokens.extend(vocab.tokenize(text.as_bytes(), index == 0, special));
         }
-        Ok((ids, prefill))
+        Ok(tokens)
     }
 
     fn failure(&self, message: impl ToString) -> ChatError {
@@ -145,43 +175,104 @@ impl GgufChatModel {
         }
     }
 
-    /// Feeds the prompt, then samples until a stop token, `max_new` tokens, the context's end or
-    /// a complete reply.
+    fn new_session(&self) -> Result<Session, ChatError> {
+        let threads = self.threads as i32;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(self.context_tokens as u32))
+            .with_n_batch(512)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let backend = engine::backend().map_err(|e| self.failure(e))?;
+        let context = self
+            .model
+            .new_context(backend, params)
+            .map_err(|e| self.failure(format!("llama.cpp could not make a context: {e}")))?;
+        Ok(Session::new(context))
+    }
+
+    fn sampler(&self, request: &ChatRequest) -> Result<LlamaSampler, ChatError> {
+        let mut chain = Vec::new();
+        chain.extend(self.reply_grammar(request)?);
+        match request.temperature {
+            Some(t) if t > 0.0 => {
+                chain.push(LlamaSampler::temp(t));
+                chain.push(LlamaSampler::dist(self.seed));
+            }
+            _ => chain.push(LlamaSampler::greedy()),
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+
+    /// The grammar a reply is sampled under: a JSON reply follows its schema from the first
+    /// token; a tool call, once the model opens one with `<tool_call>`, names an offered tool
+    /// and gives arguments of that tool's schema.
+    fn reply_grammar(&self, request: &ChatRequest) -> Result<Option<LlamaSampler>, ChatError> {
+        let grammar_of = |schema: &str| {
+            llama_cpp_2::json_schema_to_grammar(schema)
+                .map_err(|e| self.failure(format!("the JSON schema has no grammar: {e}")))
+        };
+        let invalid = |e: llama_cpp_2::GrammarError| self.failure(format!("the grammar: {e}"));
+        if request.json_mode {
+            let schema = request
+                .json_schema
+                .clone()
+                .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+            let grammar = grammar_of(&schema.to_string())?;
+            return LlamaSampler::grammar(self.model, &grammar, "root")
+                .map(Some)
+                .map_err(invalid);
+        }
+        if request.tools.is_empty() {
+            return Ok(None);
+        }
+        let calls = grammar_of(&prompt::tool_call_schema(&request.tools))?;
+        let grammar = format!(
+            "{calls}\ntool-call ::= \"{OPEN}\" [ \\n]* root [ \\n]* \"{CLOSE}\"\n",
+            OPEN = prompt::TOOL_CALL_OPEN,
+            CLOSE = prompt::TOOL_CALL_CLOSE,
+        );
+        LlamaSampler::grammar_lazy(
+            self.model,
+            &grammar,
+            "tool-call",
+            [prompt::TOOL_CALL_OPEN],
+            &[],
+        )
+        .map(Some)
+        .map_err(invalid)
+    }
+
+    /// Samples until an end-of-generation token, `max_new` tokens or the sink breaks off;
+    /// returns how many tokens were generated.
     fn generate(
         &self,
-        model: &mut dyn Forward,
-        prompt: &[u32],
+        session: &mut Session,
+        prompt: &[LlamaToken],
         max_new: usize,
-        temperature: Option<f64>,
+        sampler: &mut LlamaSampler,
         reply: &mut Reply,
-    ) -> candle_core::Result<usize> {
-        let mut logits = None;
-        for (index, chunk) in prompt.chunks(PREFILL_CHUNK).enumerate() {
-            let input = Tensor::new(chunk, &Device::Cpu)?.unsqueeze(0)?;
-            logits = Some(model.forward(&input, index * PREFILL_CHUNK)?);
-        }
-        let mut sampler = LogitsProcessor::new(self.seed, temperature, None);
-        let mut stream = TextStream::new(|ids: &[u32]| self.tokenizer.decode(ids));
-        let mut position = prompt.len();
-        while let Some(current) = logits.take() {
-            let next = sampler.sample(&current.squeeze(0)?)?;
-            if self.stop_ids.contains(&next) {
+    ) -> Result<usize, String> {
+        session.prefill(prompt)?;
+        let vocab = self.model.vocab();
+        let mut stream = TextStream::default();
+        let mut generated = 0;
+        while generated < max_new && !reply.is_cancelled() {
+            let token = session.sample(sampler);
+            if vocab.is_eog(token) {
                 break;
             }
-            if let Some(piece) = stream.push(next).map_err(candle_core::Error::msg)? {
+            generated += 1;
+            if let Some(piece) = stream.push(&vocab.token_to_piece(token, false, None)) {
                 reply.push(&piece);
             }
-            if reply.is_complete() || stream.ids().len() >= max_new {
-                break;
+            if generated < max_new && !reply.is_cancelled() {
+                session.advance(token)?;
             }
-            let input = Tensor::new(&[next], &Device::Cpu)?.unsqueeze(0)?;
-            logits = Some(model.forward(&input, position)?);
-            position += 1;
         }
-        if let Some(piece) = stream.finish().map_err(candle_core::Error::msg)? {
+        if let Some(piece) = stream.finish() {
             reply.push(&piece);
         }
-        Ok(stream.ids().len())
+        Ok(generated)
     }
 }
 
@@ -191,7 +282,7 @@ impl ChatModel for GgufChatModel {
     }
 
     fn context_tokens(&self) -> Option<usize> {
-        Some(self.context_length)
+        Some(self.context_tokens)
     }
 
     fn chat(
@@ -199,39 +290,40 @@ impl ChatModel for GgufChatModel {
         request: &ChatRequest,
         on_token: Option<TokenSink<'_>>,
     ) -> Result<ChatResponse, ChatError> {
-        let (prompt, prefill) = self.encode_prompt(request)?;
-        if prompt.len() >= self.context_length {
+        let prompt = self.encode_prompt(request)?;
+        if prompt.len() >= self.context_tokens {
             return Err(ChatError::ContextTooLong {
                 provider: self.model_id.clone(),
                 message: format!(
                     "the prompt has {} tokens; the context holds {}",
                     prompt.len(),
-                    self.context_length
+                    self.context_tokens
                 ),
             });
         }
         let max_new = request
             .max_tokens
             .map_or(DEFAULT_MAX_TOKENS, |n| n as usize)
-            .min(self.context_length - prompt.len());
-        let temperature = request.temperature.map(f64::from);
-
+            .min(self.context_tokens - prompt.len());
+        let mut sampler = self.sampler(request)?;
         let mut ignore = |_: &str| std::ops::ControlFlow::Continue(());
         let sink: TokenSink<'_> = match on_token {
             Some(sink) => sink,
             None => &mut ignore,
         };
-        let mut reply = Reply::new(request.json_mode, sink);
-        reply.push(prefill);
-        let completion_tokens = if max_new > 0 {
-            self.weights
-                .with_fresh_cache(|model| {
-                    self.generate(model, &prompt, max_new, temperature, &mut reply)
-                })
-                .map_err(|e| self.failure(format!("generation failed: {e}")))?
-        } else {
-            0
+        let mut reply = Reply::new(sink);
+        let mut slot = self
+            .session
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let session = match slot.as_mut() {
+            Some(session) => session,
+            None => slot.insert(self.new_session()?),
         };
+        let completion_tokens = self
+            .generate(session, &prompt, max_new, &mut sampler, &mut reply)
+            .map_err(|e| self.failure(e))?;
+        drop(slot);
         if reply.is_cancelled() {
             return Err(ChatError::Cancelled {
                 provider: self.model_id.clone(),

@@ -63,6 +63,7 @@ pub(crate) fn agentic(run: &mut Run, question: &str) -> Result<Answer, RagError>
             max_tokens: run.params().max_tokens,
             temperature: Some(0.0),
             json_mode: false,
+            json_schema: None,
             tools: if last { Vec::new() } else { tools() },
         };
         let reply = run.chat(

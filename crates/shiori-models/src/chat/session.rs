@@ -1,0 +1,85 @@
+//! One llama.cpp context and the tokens its KV cache holds. A new prompt that starts like the
+//! last one (the same system prompt and documents, as the steps of one answer often do) only
+//! computes the tokens after the shared prefix.
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+
+pub struct Session {
+    context: LlamaContext<'static>,
+    /// The tokens whose keys and values the context holds, position by position.
+    cached: Vec<LlamaToken>,
+}
+
+impl Session {
+    pub fn new(context: LlamaContext<'static>) -> Self {
+        Session {
+            context,
+            cached: Vec::new(),
+        }
+    }
+
+    /// Brings the KV cache to `prompt`, keeping the prefix it shares with what is cached, and
+    /// leaves the logits of the prompt's last token ready for sampling.
+    pub fn prefill(&mut self, prompt: &[LlamaToken]) -> Result<(), String> {
+        // The last prompt token is always decoded again: its logits start the reply.
+        let shared = common_prefix(&self.cached, prompt).min(prompt.len().saturating_sub(1));
+        let kept = self
+            .context
+            .clear_kv_cache_seq(Some(0), Some(shared as u32), None)
+            .unwrap_or(false);
+        let start = if kept {
+            shared
+        } else {
+            // Recurrent models cannot drop part of their state: start over.
+            self.context.clear_kv_cache();
+            0
+        };
+        self.cached.truncate(start);
+        let batch_size = self.context.n_batch() as usize;
+        let mut batch = LlamaBatch::new(batch_size, 1);
+        for chunk in prompt[start..].chunks(batch_size) {
+            batch.clear();
+            let last = self.cached.len() + chunk.len() - 1;
+            for &token in chunk {
+                let position = self.cached.len();
+                batch
+                    .add(token, position as i32, &[0], position == last)
+                    .map_err(|e| e.to_string())?;
+                self.cached.push(token);
+            }
+            self.decode(&mut batch)?;
+        }
+        Ok(())
+    }
+
+    /// Samples the next token from the logits of the last decoded one.
+    pub fn sample(&mut self, sampler: &mut LlamaSampler) -> LlamaToken {
+        sampler.sample(&self.context, -1)
+    }
+
+    /// Appends a generated token and computes the logits that follow it.
+    pub fn advance(&mut self, token: LlamaToken) -> Result<(), String> {
+        let mut batch = LlamaBatch::new(1, 1);
+        batch
+            .add(token, self.cached.len() as i32, &[0], true)
+            .map_err(|e| e.to_string())?;
+        self.cached.push(token);
+        self.decode(&mut batch)
+    }
+
+    fn decode(&mut self, batch: &mut LlamaBatch) -> Result<(), String> {
+        self.context.decode(batch).map_err(|e| {
+            // What the failed batch wrote is unknown: nothing cached can be trusted.
+            self.cached.clear();
+            self.context.clear_kv_cache();
+            format!("llama.cpp could not decode: {e}")
+        })
+    }
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
