@@ -3,6 +3,7 @@
 //! `VectorIndex`, `KeywordIndex`, `ChatModel`, `Reranker`, `WebSearch`), the trace of an answer
 //! pipeline and the configuration types stored in `shiori.toml`.
 
+mod access;
 mod config;
 mod conversation;
 mod generation;
@@ -12,6 +13,7 @@ mod tool_text;
 mod trace;
 mod types;
 
+pub use access::{check_group_name, joined_groups, split_groups, Access, GROUPS_KEY};
 pub use config::{
     ChunkerConfig, ChunkerKind, FusionKind, RetrievalConfig, RetrievalMode, TimeDecay,
 };
@@ -23,7 +25,7 @@ pub use generation::{
     Reranker, Role, TokenSink, ToolCall, ToolSpec, Usage, WebResult, WebSearch, WebSearchError,
 };
 pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
-pub use seams::{EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
+pub use seams::{AllowedKeys, EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
 pub use tool_text::parse_tool_calls;
 pub use trace::{Citation, Price, PriceTable, Trace, TraceStep};
 pub use types::{

@@ -76,6 +76,14 @@ pub trait KeywordIndex: Send + Sync {
     fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError>;
     /// Makes every change so far durable and visible to searches.
     fn persist(&mut self) -> Result<(), IndexError>;
-    /// The `k` best keys by BM25, best first.
-    fn search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>, IndexError>;
+    /// The `k` best keys by BM25 among the `allowed` ones (all when `None`), best first.
+    fn search(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&AllowedKeys>,
+    ) -> Result<Vec<(u64, f32)>, IndexError>;
 }
+
+/// The keys a filtered search may return, shared with the index's search threads.
+pub type AllowedKeys = std::sync::Arc<std::collections::HashSet<u64>>;

@@ -1,4 +1,4 @@
-use crate::{Citation, RelevanceVerdict, Trace, Usage};
+use crate::{Access, Citation, RelevanceVerdict, Trace, Usage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -106,6 +106,9 @@ pub struct Filters {
     pub projects: Vec<String>,
     pub modified_after: Option<i64>,
     pub modified_before: Option<i64>,
+    /// Who is reading: set at the edge from the caller's key, never from a request body.
+    #[serde(skip)]
+    pub access: Access,
 }
 
 impl Filters {
@@ -116,6 +119,7 @@ impl Filters {
             && self.projects.is_empty()
             && self.modified_after.is_none()
             && self.modified_before.is_none()
+            && self.access == Access::Everything
     }
 }
 

@@ -1,6 +1,7 @@
+use crate::auth::AuthConfig;
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
-use shiori_core::{ChunkerConfig, RetrievalConfig};
+use shiori_core::{check_group_name, ChunkerConfig, RetrievalConfig, GROUPS_KEY};
 use shiori_models::Precision;
 use shiori_rag::PipelineKind;
 use shiori_store_postgres::{HnswParams, PostgresOptions};
@@ -96,6 +97,10 @@ pub struct ProjectConfig {
     pub metadata: BTreeMap<String, String>,
     /// The projects a two-stage search looks at after this one; every other project when empty.
     pub related: Vec<String>,
+    /// The groups whose API keys may read this project's documents; everyone when empty. A
+    /// record naming its own `groups` keeps them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
 }
 
 /// The `[eval]` table: the QA set `shiori serve`'s `/api/eval` runs.
@@ -334,6 +339,7 @@ pub struct Config {
     pub embedder: EmbedderConfig,
     pub ingest: IngestConfig,
     pub projects: BTreeMap<String, ProjectConfig>,
+    pub auth: AuthConfig,
     pub chunker: ChunkerConfig,
     pub retrieval: RetrievalConfig,
     pub eval: EvalConfig,
@@ -369,6 +375,7 @@ impl Config {
                 })?;
                 config
                     .check_projects()
+                    .and_then(|()| config.auth.check())
                     .map_err(|message| EngineError::Config {
                         path: path.display().to_string(),
                         message,
@@ -460,6 +467,15 @@ impl Config {
             }
             if project.paths.is_empty() {
                 return Err(format!("[projects.{name}] has no `paths`"));
+            }
+            if project.metadata.contains_key(GROUPS_KEY) {
+                return Err(format!(
+                    "[projects.{name}] metadata may not set `groups`: use the project's `groups`"
+                ));
+            }
+            for group in &project.groups {
+                check_group_name(group)
+                    .map_err(|message| format!("[projects.{name}]: {message}"))?;
             }
             if let Some(unknown) = project
                 .related

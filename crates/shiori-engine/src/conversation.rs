@@ -6,29 +6,42 @@ use shiori_core::{Conversation, ConversationId, ConversationSummary, Turn};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 impl Engine {
-    /// Starts an empty conversation; its id comes from the operating system's random source.
-    pub fn start_conversation(&self) -> Result<ConversationId, EngineError> {
+    /// Starts an empty conversation owned by `owner` (an API key's name; `None` for the
+    /// machine's owner); its id comes from the operating system's random source.
+    pub fn start_conversation(&self, owner: Option<&str>) -> Result<ConversationId, EngineError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).map_err(EngineError::Random)?;
         let id = ConversationId::from_random(bytes);
-        self.conversations.create_conversation(&id, now_ms())?;
+        self.conversations
+            .create_conversation(&id, owner, now_ms())?;
         Ok(id)
     }
 
-    /// A conversation with all its turns, oldest first.
-    pub fn conversation(&self, id: &ConversationId) -> Result<Conversation, EngineError> {
+    /// A conversation with all its turns, oldest first; another key's is unknown to `owner`.
+    pub fn conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<Conversation, EngineError> {
         self.conversations
-            .conversation(id)?
+            .conversation(id, owner)?
             .ok_or_else(|| EngineError::UnknownConversation(id.clone()))
     }
 
-    /// Every conversation, most recently updated first.
-    pub fn conversations(&self) -> Result<Vec<ConversationSummary>, EngineError> {
-        Ok(self.conversations.conversations()?)
+    /// Every conversation `owner` may see, most recently updated first.
+    pub fn conversations(
+        &self,
+        owner: Option<&str>,
+    ) -> Result<Vec<ConversationSummary>, EngineError> {
+        Ok(self.conversations.conversations(owner)?)
     }
 
-    pub fn delete_conversation(&self, id: &ConversationId) -> Result<(), EngineError> {
-        match self.conversations.delete_conversation(id)? {
+    pub fn delete_conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<(), EngineError> {
+        match self.conversations.delete_conversation(id, owner)? {
             true => Ok(()),
             false => Err(EngineError::UnknownConversation(id.clone())),
         }

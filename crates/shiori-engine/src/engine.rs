@@ -7,7 +7,8 @@ use crate::{
 };
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{
-    Answer, Chunk, ConversationId, Embedder, Filters, Reranker, Retrieval, RetrievalConfig, Turn,
+    Access, Answer, Chunk, ConversationId, Embedder, Filters, Reranker, Retrieval, RetrievalConfig,
+    Turn,
 };
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder, Precision,
@@ -32,6 +33,8 @@ pub struct AskOptions {
     /// Earlier turns the caller keeps itself (the OpenAI API sends them as `messages`), for a
     /// question asked outside a stored conversation.
     pub history: Vec<Turn>,
+    /// The API key asking (`None`: the machine's owner); a stored conversation must be its own.
+    pub owner: Option<String>,
 }
 
 /// One data directory, opened: its config, store, embedder and embedding cache.
@@ -277,7 +280,7 @@ impl Engine {
                         .into(),
                 ))
             }
-            Some(id) => Cow::Owned(self.conversation(id)?.turns),
+            Some(id) => Cow::Owned(self.conversation(id, options.owner.as_deref())?.turns),
             None => Cow::Borrowed(options.history.as_slice()),
         };
         let generation = self.generation()?;
@@ -328,21 +331,31 @@ impl Engine {
         })
     }
 
-    pub fn stats(&self) -> Result<StoreStats, EngineError> {
-        Ok(self.store.stats()?)
+    /// The index's description with the counts of what `access` may read.
+    pub fn stats(&self, access: &Access) -> Result<StoreStats, EngineError> {
+        let filters = Filters {
+            access: access.clone(),
+            ..Filters::default()
+        };
+        Ok(self.store.stats(&filters)?)
     }
 
-    /// Every indexed file path, sorted.
-    pub fn files(&self) -> Result<Vec<String>, EngineError> {
-        Ok(self.store.file_paths()?)
+    /// Every indexed file path `access` may read a chunk of, sorted.
+    pub fn files(&self, access: &Access) -> Result<Vec<String>, EngineError> {
+        let filters = Filters {
+            access: access.clone(),
+            ..Filters::default()
+        };
+        Ok(self.store.file_paths(&filters)?)
     }
 
     /// The chunks indexed from the file at the stored `path` (every record of a JSONL or CSV
     /// file, every page, slide or sheet of a PDF or Office file), in store order, with shown
-    /// paths.
-    pub fn file_chunks(&self, path: &str) -> Result<Vec<Chunk>, EngineError> {
+    /// paths; only those `access` may read.
+    pub fn file_chunks(&self, path: &str, access: &Access) -> Result<Vec<Chunk>, EngineError> {
         let filters = Filters {
             source_prefix: Some(path.to_string()),
+            access: access.clone(),
             ..Filters::default()
         };
         let keys = self.store.keys_matching(&filters)?;

@@ -1,5 +1,5 @@
 use crate::{AskOptions, Engine, EngineError, IndexReport, Progress};
-use shiori_core::{Filters, Refusal, RetrievalConfig};
+use shiori_core::{Access, Filters, Refusal, RetrievalConfig};
 use shiori_eval::{
     evaluate, judge_answer, load_dataset, refusal_rates, Dataset, EvalReport, JudgeReport,
     JudgeTally, QueryOutcome, TargetRow,
@@ -28,6 +28,7 @@ impl Engine {
         &mut self,
         dataset_dir: &Path,
         retrieval: &RetrievalConfig,
+        access: &Access,
         progress: &dyn Progress,
     ) -> Result<EvalRun, EngineError> {
         let dataset = load_dataset(dataset_dir)?;
@@ -36,7 +37,10 @@ impl Engine {
             top_k: retrieval.top_k.max(EVAL_CHUNKS),
             ..retrieval.clone()
         };
-        let filters = Filters::default();
+        let filters = Filters {
+            access: access.clone(),
+            ..Filters::default()
+        };
         progress.start("evaluating queries", dataset.queries.len() as u64);
         let mut outcomes = Vec::with_capacity(dataset.queries.len());
         for query in &dataset.queries {

@@ -1,7 +1,7 @@
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
-use shiori_core::{Chunk, Document, Embedder};
+use shiori_core::{joined_groups, split_groups, Chunk, Document, Embedder, Filters, GROUPS_KEY};
 use shiori_ingest::{
     chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, WalkOptions,
 };
@@ -54,6 +54,8 @@ pub(crate) struct ProjectStamp {
     pub name: String,
     pub doc_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
+    /// The project's `groups`, in stored form; empty when everyone may read it.
+    pub groups: String,
 }
 
 impl ProjectStamp {
@@ -62,6 +64,7 @@ impl ProjectStamp {
             name: name.to_string(),
             doc_type: project.doc_type.clone(),
             metadata: project.metadata.clone(),
+            groups: joined_groups(project.groups.iter().map(String::as_str)),
         }
     }
 
@@ -79,6 +82,11 @@ impl ProjectStamp {
             }
         }
         metadata.insert(PROJECT_KEY.to_string(), self.name.clone());
+        if !self.groups.is_empty() {
+            metadata
+                .entry(GROUPS_KEY.to_string())
+                .or_insert_with(|| self.groups.clone());
+        }
     }
 }
 
@@ -264,7 +272,7 @@ impl Engine {
             })
         };
         let mut removals = Vec::new();
-        for stored in self.store.file_paths()? {
+        for stored in self.store.file_paths(&Filters::default())? {
             if !under_root(&stored) || on_disk.contains(&stored) {
                 continue;
             }
@@ -374,6 +382,25 @@ impl Engine {
     }
 }
 
+/// Where the groups of the file at `path` may be given: a hidden `.NAME.groups` beside it
+/// (comma-separated), which folder walks skip. Uploads with `groups` are written so.
+pub fn groups_file(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_string_lossy();
+    Some(path.with_file_name(format!(".{name}.groups")))
+}
+
+/// The groups [`groups_file`] gives the file at `path`, in stored form; `None` without one.
+fn sidecar_groups(path: &Path) -> std::io::Result<Option<String>> {
+    let Some(sidecar) = groups_file(path) else {
+        return Ok(None);
+    };
+    match std::fs::read_to_string(sidecar) {
+        Ok(text) => Ok(Some(joined_groups(split_groups(&text))).filter(|g| !g.is_empty())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// Loads and chunks one file, unless its content is what the store already has.
 fn prepare(
     file: &DiscoveredFile,
@@ -389,9 +416,14 @@ fn prepare(
     };
     let read_at_ns = unix_nanos(SystemTime::now());
     let bytes = std::fs::read(&file.path).map_err(|e| failure(e.to_string()))?;
+    let groups = sidecar_groups(&file.path).map_err(|e| failure(e.to_string()))?;
     let file_record = FileRecord {
         path: path.clone(),
-        content_hash: content_hash(&bytes),
+        // A change of the file's groups alone indexes it again.
+        content_hash: match &groups {
+            Some(groups) => format!("{}+{groups}", content_hash(&bytes)),
+            None => content_hash(&bytes),
+        },
         size: file.size,
         modified_ns: file.modified_ns,
         read_at_ns,
@@ -412,6 +444,15 @@ fn prepare(
         let pieces = chunk_document(document, chunker, Some(embedder))
             .map_err(|e| failure(e.to_string()))?;
         chunks.extend(pieces);
+    }
+    // A record's own groups win over its file's, and those over its project's.
+    if let Some(groups) = &groups {
+        let metadata = loaded.documents.iter_mut().map(|d| &mut d.metadata);
+        for metadata in metadata.chain(chunks.iter_mut().map(|c| &mut c.metadata)) {
+            metadata
+                .entry(GROUPS_KEY.to_string())
+                .or_insert_with(|| groups.clone());
+        }
     }
     // Stamped after chunking: the chunkers read the loader's `doc_type`.
     if let Some(project) = project {

@@ -2,6 +2,7 @@
 //! analyzers, runs indexing (ingest → embed → store), search, ask, and evaluation runs. The CLI
 //! and the HTTP server are thin layers over it.
 
+mod auth;
 mod config;
 mod conversation;
 mod embedding;
@@ -16,6 +17,7 @@ mod sources;
 mod store;
 mod watch;
 
+pub use auth::{AuthConfig, KeyConfig, Keyring, Reader, LEGACY_KEY_VARIABLE};
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
     PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind,
@@ -26,7 +28,7 @@ pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;
 pub use generation::{adopt_installed_chat_model, build_chat_model, Generation};
-pub use indexer::{IndexFailure, IndexReport, Progress};
+pub use indexer::{groups_file, IndexFailure, IndexReport, Progress};
 pub use query::{check_query, check_retrieval, refusal_override, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
 pub use shown_paths::ShownPaths;

@@ -4,6 +4,7 @@
 use crate::{Config, EngineError, Progress, StoreConfig, StoreKind};
 use serde::Serialize;
 use shiori_analysis::JapaneseTokenization;
+use shiori_core::Filters;
 use shiori_models::assets::ShioriHome;
 use shiori_store::{
     stored_embedder, ConversationStore, DocumentStore, FileChange, SqliteConversations, Store,
@@ -106,7 +107,7 @@ pub fn migrate_store(
     let source = Store::open(from, options())?;
     shiori_store_postgres::migrate(to)?;
     let mut target = PostgresStore::open(to, options())?;
-    let paths = source.file_paths()?;
+    let paths = source.file_paths(&Filters::default())?;
     let mut report = MigrationReport {
         embedder: embedder_id.clone(),
         ..MigrationReport::default()
@@ -140,14 +141,15 @@ fn copy_conversations(
     to: &dyn ConversationStore,
 ) -> Result<usize, EngineError> {
     let mut changed = 0;
-    for summary in from.conversations()? {
-        let Some(conversation) = from.conversation(&summary.id)? else {
+    for summary in from.conversations(None)? {
+        let Some(conversation) = from.conversation(&summary.id, None)? else {
             continue;
         };
-        let copied = match to.conversation(&summary.id)? {
+        let copied = match to.conversation(&summary.id, None)? {
             Some(existing) => existing.turns.len(),
             None => {
-                to.create_conversation(&summary.id, conversation.created_ms)?;
+                let owner = conversation.owner.as_deref();
+                to.create_conversation(&summary.id, owner, conversation.created_ms)?;
                 changed += usize::from(conversation.turns.is_empty());
                 0
             }

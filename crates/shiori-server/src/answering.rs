@@ -6,7 +6,7 @@
 use crate::error::ApiError;
 use crate::state::SharedState;
 use shiori_core::{Answer, Filters, RetrievalConfig};
-use shiori_engine::{check_query, AnswerEvent, AskOptions, Engine, Listener};
+use shiori_engine::{check_query, AnswerEvent, AskOptions, Engine, Listener, Reader};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,6 +22,8 @@ pub struct AnswerJob {
     pub retrieval: RetrievalConfig,
     pub filters: Filters,
     pub options: AskOptions,
+    /// Who asks: every retrieval of the answer reads only what this reader may.
+    pub reader: Reader,
 }
 
 /// What a streamed answer sends: its events as they happen, then its end.
@@ -78,7 +80,7 @@ impl Running {
 /// errors here are the request's (400, 503) and come before any answering starts.
 async fn start(
     state: &SharedState,
-    job: AnswerJob,
+    mut job: AnswerJob,
 ) -> Result<
     (
         Running,
@@ -88,6 +90,8 @@ async fn start(
     ApiError,
 > {
     check_query(&job.question, &job.retrieval)?;
+    job.filters.access = job.reader.access.clone();
+    job.options.owner = job.reader.key.clone();
     let permit = crate::admission::admit(state).await?;
     let running = Running {
         job,
@@ -131,7 +135,8 @@ pub async fn answer_streamed(
         // A whole answer reports an unknown conversation itself; a stream must know before it
         // starts, so the id is a 404 and not an `error` event.
         let engine = Arc::clone(&job.engine);
-        tokio::task::spawn_blocking(move || engine.conversation(&id)).await??;
+        let owner = job.reader.key.clone();
+        tokio::task::spawn_blocking(move || engine.conversation(&id, owner.as_deref())).await??;
     }
     let (running, permit, timer) = start(state, job).await?;
     let (sender, receiver) = mpsc::channel::<Streamed>(STREAM_BUFFER);

@@ -20,7 +20,7 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("the request body is larger than the limit of {limit_bytes} bytes")]
     PayloadTooLarge { limit_bytes: usize },
-    #[error("missing or wrong API key: send `Authorization: Bearer <SHIORI_API_KEY>`")]
+    #[error("missing or wrong API key: send `Authorization: Bearer <key>`")]
     Unauthorized,
     /// A request another site's page could have sent through the visitor's browser.
     #[error("{0}")]

@@ -153,7 +153,7 @@ impl Server {
         on_listening: impl FnOnce(SocketAddr),
     ) -> Result<(), ServerError> {
         let options = &self.state.options;
-        if !addr.ip().is_loopback() && options.api_key.is_none() && !options.insecure_no_auth {
+        if !addr.ip().is_loopback() && options.keys.is_empty() && !options.insecure_no_auth {
             return Err(ServerError::Unprotected(addr));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()

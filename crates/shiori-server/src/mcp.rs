@@ -19,8 +19,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use shiori_core::{Answer, ConversationId, Filters, Hit, RetrievalConfig, RetrievalMode};
-use shiori_engine::{check_query, AskOptions, PipelineKind};
+use shiori_core::{Access, Answer, ConversationId, Filters, Hit, RetrievalConfig, RetrievalMode};
+use shiori_engine::{check_query, AskOptions, PipelineKind, Reader};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -111,22 +111,27 @@ impl McpHandler {
         ]
     }
 
-    async fn run_tool(&self, name: &str, args: Map<String, Value>) -> Result<Reply, ApiError> {
+    async fn run_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        reader: Reader,
+    ) -> Result<Reply, ApiError> {
         match name {
-            "search" => self.search(parse(args)?).await,
-            "ask" => self.ask(parse(args)?).await,
+            "search" => self.search(parse(args)?, reader).await,
+            "ask" => self.ask(parse(args)?, reader).await,
             "list_documents" => {
                 parse::<ListDocumentsArgs>(args)?;
-                self.list_documents().await
+                self.list_documents(reader).await
             }
-            "get_document" => self.get_document(parse(args)?).await,
+            "get_document" => self.get_document(parse(args)?, reader).await,
             other => Err(ApiError::NotFound(format!(
                 "no tool {other:?}; the tools are search, ask, list_documents, get_document"
             ))),
         }
     }
 
-    async fn search(&self, args: SearchArgs) -> Result<Reply, ApiError> {
+    async fn search(&self, args: SearchArgs, reader: Reader) -> Result<Reply, ApiError> {
         let engine = self.state.engine();
         let base = &engine.config.retrieval;
         let retrieval = RetrievalConfig {
@@ -138,6 +143,7 @@ impl McpHandler {
         let filters = Filters {
             projects: args.project.into_iter().collect(),
             source_prefix: args.source_prefix,
+            access: reader.access,
             ..Filters::default()
         };
         let retrieved =
@@ -149,7 +155,7 @@ impl McpHandler {
         })
     }
 
-    async fn ask(&self, args: AskArgs) -> Result<Reply, ApiError> {
+    async fn ask(&self, args: AskArgs, reader: Reader) -> Result<Reply, ApiError> {
         let pipeline = args
             .pipeline
             .map(|name| name.parse::<PipelineKind>())
@@ -171,6 +177,7 @@ impl McpHandler {
                 conversation,
                 ..AskOptions::default()
             },
+            reader,
         };
         let answer = answering::answer(&self.state, job).await?;
         Ok(Reply {
@@ -179,29 +186,29 @@ impl McpHandler {
         })
     }
 
-    async fn list_documents(&self) -> Result<Reply, ApiError> {
-        let ids = self.document_ids().await?;
+    async fn list_documents(&self, reader: Reader) -> Result<Reply, ApiError> {
+        let ids = self.document_ids(reader.access).await?;
         Ok(Reply {
             text: ids.join("\n"),
             structured: json!({"documents": ids}),
         })
     }
 
-    async fn get_document(&self, args: GetDocumentArgs) -> Result<Reply, ApiError> {
-        let chunks = self.document_chunks(&args.id).await?;
+    async fn get_document(&self, args: GetDocumentArgs, reader: Reader) -> Result<Reply, ApiError> {
+        let chunks = self.document_chunks(&args.id, reader.access).await?;
         Ok(Reply {
             text: document_text(&chunks),
             structured: json!({"id": args.id, "chunks": chunks}),
         })
     }
 
-    /// Every indexed file, by its shown path.
-    async fn document_ids(&self) -> Result<Vec<String>, ApiError> {
+    /// Every indexed file `access` may read, by its shown path.
+    async fn document_ids(&self, access: Access) -> Result<Vec<String>, ApiError> {
         let engine = self.state.engine();
         Ok(tokio::task::spawn_blocking(move || {
             let shown = engine.shown_paths();
             engine
-                .files()
+                .files(&access)
                 .map(|files| files.iter().map(|file| shown.show(file)).collect())
         })
         .await??)
@@ -209,17 +216,21 @@ impl McpHandler {
 
     /// The chunks of the indexed file shown as `id`; a 404 when there is none. The id is looked
     /// up among the shown paths, since a path outside every known folder is not reversible.
-    async fn document_chunks(&self, id: &str) -> Result<Vec<shiori_core::Chunk>, ApiError> {
+    async fn document_chunks(
+        &self,
+        id: &str,
+        access: Access,
+    ) -> Result<Vec<shiori_core::Chunk>, ApiError> {
         let engine = self.state.engine();
         let wanted = id.to_string();
         let chunks = tokio::task::spawn_blocking(move || {
             let shown = engine.shown_paths();
             match engine
-                .files()?
+                .files(&access)?
                 .into_iter()
                 .find(|file| shown.show(file) == wanted)
             {
-                Some(file) => engine.file_chunks(&file),
+                Some(file) => engine.file_chunks(&file, &access),
                 None => Ok(Vec::new()),
             }
         })
@@ -282,10 +293,10 @@ impl ServerHandler for McpHandler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        let result = match self.run_tool(&request.name, args).await {
+        let result = match self.run_tool(&request.name, args, reader(&context)).await {
             Ok(reply) => {
                 let mut result = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
                 result.structured_content = Some(reply.structured);
@@ -303,9 +314,12 @@ impl ServerHandler for McpHandler {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let ids = self.document_ids().await.map_err(internal)?;
+        let ids = self
+            .document_ids(reader(&context).access)
+            .await
+            .map_err(internal)?;
         let resources = ids
             .into_iter()
             .map(|id| {
@@ -319,7 +333,7 @@ impl ServerHandler for McpHandler {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let Some(id) = uri.strip_prefix(DOCUMENT_URI) else {
@@ -329,11 +343,24 @@ impl ServerHandler for McpHandler {
             ));
         };
         let chunks = self
-            .document_chunks(id)
+            .document_chunks(id, reader(&context).access)
             .await
             .map_err(|error| ErrorData::resource_not_found(error.to_string(), None))?;
         let text = document_text(&chunks);
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri.clone())]).into())
+    }
+}
+
+/// Who a request reads as: over HTTP, the reader the API key middleware put on the request;
+/// over stdio (`shiori mcp`, a local process), the machine's owner.
+fn reader(context: &RequestContext<RoleServer>) -> Reader {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => parts
+            .extensions
+            .get::<Reader>()
+            .cloned()
+            .unwrap_or_else(Reader::nobody),
+        None => Reader::owner(),
     }
 }
 

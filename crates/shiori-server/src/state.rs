@@ -4,7 +4,7 @@ use crate::progress::ReindexProgress;
 use crate::ServerError;
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use shiori_engine::{Engine, EngineError};
+use shiori_engine::{Engine, EngineError, Keyring};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
@@ -15,8 +15,9 @@ use tokio::sync::Semaphore;
 /// Limits and switches of a server; [`ServerOptions::default`] is safe for loopback use.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
-    /// When set, every `/api` route needs `Authorization: Bearer <key>`.
-    pub api_key: Option<String>,
+    /// With any key, every `/api`, `/v1` and `/mcp` route needs `Authorization: Bearer <key>`
+    /// and reads as that key's reader.
+    pub keys: Keyring,
     /// Largest JSON body.
     pub body_limit_bytes: usize,
     /// Largest multipart upload (all files of one request).
@@ -44,7 +45,7 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
-            api_key: None,
+            keys: Keyring::default(),
             body_limit_bytes: 64 * 1024,
             upload_limit_bytes: 20 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),

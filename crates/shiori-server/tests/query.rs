@@ -247,7 +247,7 @@ async fn bad_requests_get_clear_errors() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_api_key_guards_every_api_route_but_not_the_page_or_health() {
     let server = TestServer::start(ServerOptions {
-        api_key: Some("s3cret-key".into()),
+        keys: shiori_engine::Keyring::single_admin("s3cret-key"),
         ..ServerOptions::default()
     })
     .await;

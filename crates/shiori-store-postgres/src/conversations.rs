@@ -66,11 +66,16 @@ impl PostgresConversations {
         Ok(true)
     }
 
-    fn read(&self, id: &ConversationId) -> Result<Option<Conversation>, PostgresError> {
+    fn read(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<Option<Conversation>, PostgresError> {
         let mut client = self.client()?;
         let Some(row) = client.query_opt(
-            "SELECT created_ms, updated_ms FROM conversations WHERE id = $1",
-            &[&id.as_str()],
+            "SELECT created_ms, updated_ms, owner FROM conversations
+             WHERE id = $1 AND ($2::TEXT IS NULL OR owner = $2)",
+            &[&id.as_str(), &owner],
         )?
         else {
             return Ok(None);
@@ -93,17 +98,24 @@ impl PostgresConversations {
             id: id.clone(),
             created_ms: row.get(0),
             updated_ms: row.get(1),
+            owner: row.get(2),
             turns,
         }))
     }
 }
 
 impl ConversationStore for PostgresConversations {
-    fn create_conversation(&self, id: &ConversationId, now_ms: i64) -> Result<(), StoreError> {
+    fn create_conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
         self.client()?
             .execute(
-                "INSERT INTO conversations (id, created_ms, updated_ms) VALUES ($1, $2, $2)",
-                &[&id.as_str(), &now_ms],
+                "INSERT INTO conversations (id, created_ms, updated_ms, owner)
+                 VALUES ($1, $2, $2, $3)",
+                &[&id.as_str(), &now_ms, &owner],
             )
             .map_err(PostgresError::from)?;
         Ok(())
@@ -113,11 +125,15 @@ impl ConversationStore for PostgresConversations {
         Ok(self.append(id, turn)?)
     }
 
-    fn conversation(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError> {
-        Ok(self.read(id)?)
+    fn conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<Option<Conversation>, StoreError> {
+        Ok(self.read(id, owner)?)
     }
 
-    fn conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
+    fn conversations(&self, owner: Option<&str>) -> Result<Vec<ConversationSummary>, StoreError> {
         let rows = self
             .client()?
             .query(
@@ -126,8 +142,9 @@ impl ConversationStore for PostgresConversations {
                  FROM conversations c
                  LEFT JOIN conversation_turns first
                      ON first.conversation_id = c.id AND first.position = 0
+                 WHERE $1::TEXT IS NULL OR c.owner = $1
                  ORDER BY c.updated_ms DESC, c.id",
-                &[],
+                &[&owner],
             )
             .map_err(PostgresError::from)?;
         rows.iter()
@@ -143,10 +160,17 @@ impl ConversationStore for PostgresConversations {
             .collect()
     }
 
-    fn delete_conversation(&self, id: &ConversationId) -> Result<bool, StoreError> {
+    fn delete_conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<bool, StoreError> {
         let deleted = self
             .client()?
-            .execute("DELETE FROM conversations WHERE id = $1", &[&id.as_str()])
+            .execute(
+                "DELETE FROM conversations WHERE id = $1 AND ($2::TEXT IS NULL OR owner = $2)",
+                &[&id.as_str(), &owner],
+            )
             .map_err(PostgresError::from)?;
         Ok(deleted > 0)
     }

@@ -39,6 +39,14 @@ pub(crate) fn condition(filters: &Filters, params: &mut Vec<Param>) -> String {
         );
         conditions.push(format!("c.metadata @> {slot}::TEXT::JSONB"));
     }
+    if let Some(groups) = filters.access.groups() {
+        let slot = next(params, Box::new(groups.iter().cloned().collect::<Vec<_>>()));
+        // A chunk without groups is everyone's; otherwise one of its groups must be readable.
+        conditions.push(format!(
+            "(COALESCE(c.metadata->>'groups', '') = '' \
+             OR string_to_array(c.metadata->>'groups', ',') && {slot}::TEXT[])"
+        ));
+    }
     if let Some(after) = filters.modified_after {
         let slot = next(params, Box::new(after));
         conditions.push(format!("c.modified >= {slot}::BIGINT"));

@@ -267,8 +267,8 @@ impl DocumentStore for PostgresStore {
         Ok(read::file_project(&mut *self.client()?, path)?)
     }
 
-    fn file_paths(&self) -> Result<Vec<String>, StoreError> {
-        Ok(read::file_paths(&mut *self.client()?)?)
+    fn file_paths(&self, filters: &Filters) -> Result<Vec<String>, StoreError> {
+        Ok(read::file_paths(&mut *self.client()?, filters)?)
     }
 
     fn stored_file(&self, path: &str) -> Result<Option<StoredFile>, StoreError> {
@@ -349,12 +349,17 @@ impl DocumentStore for PostgresStore {
         )?)
     }
 
-    fn stats(&self) -> Result<StoreStats, StoreError> {
+    fn stats(&self, filters: &Filters) -> Result<StoreStats, StoreError> {
         let mut client = self.client()?;
+        let [files, documents, chunks] = if filters.is_empty() {
+            ["files", "documents", "chunks"].map(|table| read::count(&mut *client, table))
+        } else {
+            read::counts_matching(&mut *client, filters)?.map(Ok)
+        };
         Ok(StoreStats {
-            files: read::count(&mut *client, "files")?,
-            documents: read::count(&mut *client, "documents")?,
-            chunks: read::count(&mut *client, "chunks")?,
+            files: files?,
+            documents: documents?,
+            chunks: chunks?,
             embedder: self.options.embedder_id.clone(),
             dimension: self.options.dimension,
             japanese_analyzer: self.analyzer_name.to_string(),

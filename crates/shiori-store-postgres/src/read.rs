@@ -17,6 +17,21 @@ pub(crate) fn count(client: &mut impl GenericClient, table: &str) -> Result<u64,
     Ok(client.query_one(&sql, &[])?.get::<_, i64>(0) as u64)
 }
 
+/// How many files, documents and chunks have a chunk that `filters` accepts.
+pub(crate) fn counts_matching(
+    client: &mut impl GenericClient,
+    filters: &Filters,
+) -> Result<[u64; 3], PostgresError> {
+    let mut params: Vec<Param> = Vec::new();
+    let condition = filters::condition(filters, &mut params);
+    let sql = format!(
+        "SELECT COUNT(DISTINCT d.file_path), COUNT(DISTINCT c.doc_id), COUNT(*)
+         FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE {condition}"
+    );
+    let row = client.query_one(&sql, &filters::refs(&params))?;
+    Ok([0, 1, 2].map(|column| row.get::<_, i64>(column) as u64))
+}
+
 pub(crate) fn meta(
     client: &mut impl GenericClient,
     key: &str,
@@ -77,9 +92,22 @@ pub(crate) fn file_project(
         .and_then(|row| row.get(0)))
 }
 
-pub(crate) fn file_paths(client: &mut impl GenericClient) -> Result<Vec<String>, PostgresError> {
+pub(crate) fn file_paths(
+    client: &mut impl GenericClient,
+    filters: &Filters,
+) -> Result<Vec<String>, PostgresError> {
+    let mut params: Vec<Param> = Vec::new();
+    let condition = filters::condition(filters, &mut params);
+    let sql = if filters.is_empty() {
+        "SELECT path FROM files ORDER BY path".to_string()
+    } else {
+        format!(
+            "SELECT DISTINCT d.file_path FROM documents d JOIN chunks c ON c.doc_id = d.doc_id
+             WHERE {condition} ORDER BY d.file_path"
+        )
+    };
     Ok(client
-        .query("SELECT path FROM files ORDER BY path", &[])?
+        .query(&sql, &filters::refs(&params))?
         .iter()
         .map(|row| row.get(0))
         .collect())

@@ -85,6 +85,9 @@ const MIGRATIONS: &[&str] = &[
          at_ms BIGINT NOT NULL,
          PRIMARY KEY (conversation_id, position)
      );",
+    // 3: a conversation's owner, the API key that started it (NULL: the machine's owner).
+    "ALTER TABLE conversations ADD COLUMN owner TEXT;
+     CREATE INDEX conversations_by_owner ON conversations(owner, updated_ms);",
 ];
 
 /// The schema version this build reads and writes.

@@ -35,7 +35,7 @@ fn database(name: &str) -> (TestServer, PostgresOptions) {
         password: None,
         hnsw: HnswParams::default(),
     };
-    assert_eq!(migrate(&postgres).unwrap(), [1, 2]);
+    assert_eq!(migrate(&postgres).unwrap(), [1, 2, 3]);
     assert!(
         migrate(&postgres).unwrap().is_empty(),
         "migrations run once"
@@ -235,9 +235,12 @@ fn stores_searches_and_replaces_files() {
         }])
         .unwrap();
     assert_eq!(removed.chunks_removed, 2);
-    let stats = store.stats().unwrap();
+    let stats = store.stats(&Filters::default()).unwrap();
     assert_eq!((stats.files, stats.documents, stats.chunks), (2, 1, 1));
-    assert_eq!(store.file_paths().unwrap(), ["copy.txt", "rust.md"]);
+    assert_eq!(
+        store.file_paths(&Filters::default()).unwrap(),
+        ["copy.txt", "rust.md"]
+    );
     let stored = store.stored_file("rust.md").unwrap().unwrap();
     assert_eq!(stored.chunks[0].1, vec![0.0, 0.0, 1.0]);
     assert_eq!(stored.documents[0].metadata["project"], "rust.md");
@@ -316,5 +319,24 @@ fn conversations_are_kept_in_the_database() {
     let conversations = PostgresConversations::open(&postgres).unwrap();
     conversation_checks::check_conversations(&conversations);
     let reopened = PostgresConversations::open(&postgres).unwrap();
-    assert_eq!(reopened.conversations().unwrap().len(), 1, "durable");
+    assert_eq!(reopened.conversations(None).unwrap().len(), 1, "durable");
+}
+
+#[path = "../../shiori-store/tests/access_checks/mod.rs"]
+mod access_checks;
+
+#[test]
+fn reads_stay_in_the_readers_groups() {
+    let server = started();
+    for seed in [1, 2, 3] {
+        let url = server.create_database(&format!("access{seed}")).unwrap();
+        let postgres = PostgresOptions {
+            url,
+            password: None,
+            hnsw: HnswParams::default(),
+        };
+        migrate(&postgres).unwrap();
+        let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+        access_checks::check_reads_stay_in_groups(&mut store, seed);
+    }
 }

@@ -7,25 +7,41 @@ use shiori_core::{Conversation, ConversationId, ConversationSummary, Turn};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-/// Where conversations are kept: the embedded store's database or PostgreSQL.
+/// Where conversations are kept: the embedded store's database or PostgreSQL. Each has an
+/// owner, the name of the API key that started it (`None`: the machine's owner); a read or
+/// delete `as` a key finds only that key's conversations, one `as` `None` finds all of them.
 pub trait ConversationStore: Send + Sync {
     /// Records a conversation with no turns yet.
-    fn create_conversation(&self, id: &ConversationId, now_ms: i64) -> Result<(), StoreError>;
+    fn create_conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+        now_ms: i64,
+    ) -> Result<(), StoreError>;
     /// Adds `turn` after the last one, atomically; `false` when there is no such conversation.
     fn append_turn(&self, id: &ConversationId, turn: &Turn) -> Result<bool, StoreError>;
     /// A conversation with every turn, oldest first.
-    fn conversation(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError>;
+    fn conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<Option<Conversation>, StoreError>;
     /// Every conversation, most recently updated first.
-    fn conversations(&self) -> Result<Vec<ConversationSummary>, StoreError>;
+    fn conversations(&self, owner: Option<&str>) -> Result<Vec<ConversationSummary>, StoreError>;
     /// Removes a conversation and its turns; `false` when there was none.
-    fn delete_conversation(&self, id: &ConversationId) -> Result<bool, StoreError>;
+    fn delete_conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<bool, StoreError>;
 }
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY,
     created_ms INTEGER NOT NULL,
-    updated_ms INTEGER NOT NULL
+    updated_ms INTEGER NOT NULL,
+    owner TEXT -- the API key's name; NULL for the machine's owner
 );
 CREATE TABLE IF NOT EXISTS conversation_turns (
     conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
@@ -55,6 +71,7 @@ impl SqliteConversations {
         })?;
         let connection = crate::tables::open(&dir.join("shiori.sqlite"))?;
         connection.execute_batch(SCHEMA)?;
+        add_owner_column(&connection)?;
         Ok(SqliteConversations {
             connection: Mutex::new(connection),
         })
@@ -66,10 +83,15 @@ impl SqliteConversations {
 }
 
 impl ConversationStore for SqliteConversations {
-    fn create_conversation(&self, id: &ConversationId, now_ms: i64) -> Result<(), StoreError> {
+    fn create_conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
         self.connection()?.execute(
-            "INSERT INTO conversations (id, created_ms, updated_ms) VALUES (?1, ?2, ?2)",
-            params![id.as_str(), now_ms],
+            "INSERT INTO conversations (id, created_ms, updated_ms, owner) VALUES (?1, ?2, ?2, ?3)",
+            params![id.as_str(), now_ms, owner],
         )?;
         Ok(())
     }
@@ -111,16 +133,21 @@ impl ConversationStore for SqliteConversations {
         Ok(true)
     }
 
-    fn conversation(&self, id: &ConversationId) -> Result<Option<Conversation>, StoreError> {
+    fn conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<Option<Conversation>, StoreError> {
         let connection = self.connection()?;
-        let stamps: Option<(i64, i64)> = connection
+        let stamps: Option<(i64, i64, Option<String>)> = connection
             .query_row(
-                "SELECT created_ms, updated_ms FROM conversations WHERE id = ?1",
-                [id.as_str()],
-                |row| Ok((row.get(0)?, row.get(1)?)),
+                "SELECT created_ms, updated_ms, owner FROM conversations
+                 WHERE id = ?1 AND (?2 IS NULL OR owner = ?2)",
+                params![id.as_str(), owner],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
             )
             .optional()?;
-        let Some((created_ms, updated_ms)) = stamps else {
+        let Some((created_ms, updated_ms, stored_owner)) = stamps else {
             return Ok(None);
         };
         let mut statement = connection.prepare(
@@ -151,20 +178,22 @@ impl ConversationStore for SqliteConversations {
             id: id.clone(),
             created_ms,
             updated_ms,
+            owner: stored_owner,
             turns,
         }))
     }
 
-    fn conversations(&self) -> Result<Vec<ConversationSummary>, StoreError> {
+    fn conversations(&self, owner: Option<&str>) -> Result<Vec<ConversationSummary>, StoreError> {
         let connection = self.connection()?;
         let mut statement = connection.prepare(
             "SELECT c.id, c.created_ms, c.updated_ms,
                     (SELECT COUNT(*) FROM conversation_turns t WHERE t.conversation_id = c.id),
                     COALESCE((SELECT question FROM conversation_turns t
                               WHERE t.conversation_id = c.id AND t.position = 0), '')
-             FROM conversations c ORDER BY c.updated_ms DESC, c.id",
+             FROM conversations c WHERE ?1 IS NULL OR c.owner = ?1
+             ORDER BY c.updated_ms DESC, c.id",
         )?;
-        let rows = statement.query_map([], |row| {
+        let rows = statement.query_map([owner], |row| {
             Ok((
                 row.get::<_, String>(0)?,
                 row.get::<_, i64>(1)?,
@@ -187,12 +216,30 @@ impl ConversationStore for SqliteConversations {
         Ok(summaries)
     }
 
-    fn delete_conversation(&self, id: &ConversationId) -> Result<bool, StoreError> {
-        let deleted = self
-            .connection()?
-            .execute("DELETE FROM conversations WHERE id = ?1", [id.as_str()])?;
+    fn delete_conversation(
+        &self,
+        id: &ConversationId,
+        owner: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let deleted = self.connection()?.execute(
+            "DELETE FROM conversations WHERE id = ?1 AND (?2 IS NULL OR owner = ?2)",
+            params![id.as_str(), owner],
+        )?;
         Ok(deleted > 0)
     }
+}
+
+/// Conversations kept before keys had names belong to the machine's owner.
+fn add_owner_column(connection: &Connection) -> Result<(), StoreError> {
+    let has_owner: bool = connection.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('conversations') WHERE name = 'owner'",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_owner {
+        connection.execute_batch("ALTER TABLE conversations ADD COLUMN owner TEXT")?;
+    }
+    Ok(())
 }
 
 /// An id read back from a store, which only ever holds valid ones.

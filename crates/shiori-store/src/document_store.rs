@@ -34,8 +34,8 @@ pub trait DocumentStore: Send + Sync {
     fn file_records(&self) -> Result<HashMap<String, FileRecord>, StoreError>;
     /// The project (`project` metadata) a stored file was indexed through, if any.
     fn file_project(&self, path: &str) -> Result<Option<String>, StoreError>;
-    /// Every indexed file path, sorted.
-    fn file_paths(&self) -> Result<Vec<String>, StoreError>;
+    /// Every indexed file path, sorted; with filters, the files holding a chunk they accept.
+    fn file_paths(&self, filters: &Filters) -> Result<Vec<String>, StoreError>;
     /// A file with its documents and chunks (vectors included), for migration.
     fn stored_file(&self, path: &str) -> Result<Option<StoredFile>, StoreError>;
     /// Applies file changes atomically; durable in the source of truth at return.
@@ -71,7 +71,9 @@ pub trait DocumentStore: Send + Sync {
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError>;
     /// Swaps in new vectors for every chunk at once and adopts the configured embedder.
     fn replace_vectors(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<(), StoreError>;
-    fn stats(&self) -> Result<StoreStats, StoreError>;
+    /// The index's description, with the files, documents and chunks `filters` accepts (a
+    /// reader's counts leave out what it may not read).
+    fn stats(&self, filters: &Filters) -> Result<StoreStats, StoreError>;
 }
 
 /// Replaces every chunk's vector with `embed(inputs)` (given `(content_hash, embedding input)`

@@ -8,13 +8,14 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use shiori_analysis::{
     japanese_analyzer_name, register_analyzers, JapaneseTokenization, ENGLISH_ANALYZER,
     JAPANESE_BIGRAM_ANALYZER, JAPANESE_IPADIC_ANALYZER,
 };
-use shiori_core::{IndexError, KeywordIndex};
-use tantivy::collector::TopDocs;
+use shiori_core::{AllowedKeys, IndexError, KeywordIndex};
+use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
@@ -270,7 +271,12 @@ impl KeywordIndex for TantivyKeywordIndex {
         self.reader.reload().map_err(backend)
     }
 
-    fn search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>, IndexError> {
+    fn search(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&AllowedKeys>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
         if k == 0 {
             return Ok(Vec::new());
         }
@@ -302,12 +308,23 @@ impl KeywordIndex for TantivyKeywordIndex {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
-        let top = searcher
-            .search(
-                &BooleanQuery::new(clauses),
-                &TopDocs::with_limit(k).order_by_score(),
-            )
-            .map_err(backend)?;
+        let query = BooleanQuery::new(clauses);
+        let best = TopDocs::with_limit(k).order_by_score();
+        // A filter in the collector: chunks the reader may not see never take a place, so the
+        // top k are filled from the allowed ones.
+        let top = match allowed {
+            None => searcher.search(&query, &best),
+            Some(allowed) => {
+                let allowed = Arc::clone(allowed);
+                let filtered = FilterCollector::new(
+                    KEY_FIELD.to_string(),
+                    move |key: u64| allowed.contains(&key),
+                    best,
+                );
+                searcher.search(&query, &filtered)
+            }
+        }
+        .map_err(backend)?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
             let keys = searcher
@@ -335,7 +352,7 @@ mod tests {
     }
 
     fn keys(index: &TantivyKeywordIndex, query: &str) -> Vec<u64> {
-        match index.search(query, 10) {
+        match index.search(query, 10, None) {
             Ok(hits) => hits.into_iter().map(|(key, _)| key).collect(),
             Err(e) => panic!("search failed: {e}"),
         }
@@ -387,7 +404,7 @@ mod tests {
             Some(&3)
         );
         assert!(keys(&index, "?: \"(*)\" -+").is_empty());
-        assert!(index.search("Rust", 0)?.is_empty());
+        assert!(index.search("Rust", 0, None)?.is_empty());
         Ok(())
     }
 

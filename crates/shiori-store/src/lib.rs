@@ -19,10 +19,10 @@ pub use vectors::UsearchIndex;
 
 use rusqlite::{Connection, Transaction};
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex};
+use shiori_core::{AllowedKeys, Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -108,10 +108,15 @@ pub struct StoreStats {
     pub vector_index: String,
 }
 
+/// How many files, documents and chunks a reader may see.
+pub(crate) struct Counts {
+    pub files: u64,
+    pub documents: u64,
+    pub chunks: u64,
+}
+
 const DIRTY: &str = "derived_dirty";
 const REBUILD_BATCH: usize = 2_048;
-/// When filtering BM25 results after the fact, over-fetch by this factor.
-const FILTER_OVERFETCH: usize = 10;
 
 /// The embedded store: one data directory holding `shiori.sqlite`, `bm25/` and `vectors.usearch`.
 pub struct Store {
@@ -217,11 +222,13 @@ impl Store {
         &self.keywords
     }
 
-    fn allowed_keys(&self, filters: &Filters) -> Result<Option<HashSet<u64>>, StoreError> {
+    fn allowed_keys(&self, filters: &Filters) -> Result<Option<AllowedKeys>, StoreError> {
         if filters.is_empty() {
             return Ok(None);
         }
-        Ok(Some(self.keys_matching(filters)?.into_iter().collect()))
+        Ok(Some(Arc::new(
+            self.keys_matching(filters)?.into_iter().collect(),
+        )))
     }
 }
 
@@ -245,8 +252,8 @@ impl DocumentStore for Store {
         tables::file_project(&*self.connection()?, path)
     }
 
-    fn file_paths(&self) -> Result<Vec<String>, StoreError> {
-        tables::file_paths(&*self.connection()?)
+    fn file_paths(&self, filters: &Filters) -> Result<Vec<String>, StoreError> {
+        tables::file_paths(&*self.connection()?, filters)
     }
 
     fn stored_file(&self, path: &str) -> Result<Option<StoredFile>, StoreError> {
@@ -376,23 +383,14 @@ impl DocumentStore for Store {
         Ok(self.vectors.search(query, k, allow_dyn)?)
     }
 
-    /// With filters, over-fetches from BM25 and keeps the accepted chunks.
     fn keyword_search(
         &self,
         query: &str,
         k: usize,
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        match self.allowed_keys(filters)? {
-            None => Ok(self.keywords.search(query, k)?),
-            Some(allowed) => Ok(self
-                .keywords
-                .search(query, k * FILTER_OVERFETCH)?
-                .into_iter()
-                .filter(|(key, _)| allowed.contains(key))
-                .take(k)
-                .collect()),
-        }
+        let allowed = self.allowed_keys(filters)?;
+        Ok(self.keywords.search(query, k, allowed.as_ref())?)
     }
 
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
@@ -405,12 +403,21 @@ impl DocumentStore for Store {
         self.rebuild_derived()
     }
 
-    fn stats(&self) -> Result<StoreStats, StoreError> {
+    fn stats(&self, filters: &Filters) -> Result<StoreStats, StoreError> {
         let connection = self.connection()?;
+        let counts = if filters.is_empty() {
+            Counts {
+                files: tables::count(&connection, "files")?,
+                documents: tables::count(&connection, "documents")?,
+                chunks: tables::count(&connection, "chunks")?,
+            }
+        } else {
+            tables::counts_matching(&connection, filters)?
+        };
         Ok(StoreStats {
-            files: tables::count(&connection, "files")?,
-            documents: tables::count(&connection, "documents")?,
-            chunks: tables::count(&connection, "chunks")?,
+            files: counts.files,
+            documents: counts.documents,
+            chunks: counts.chunks,
             embedder: self.options.embedder_id.clone(),
             dimension: self.options.dimension,
             japanese_analyzer: shiori_analysis::japanese_analyzer_name(&self.options.japanese)

@@ -1,6 +1,6 @@
 //! The SQLite tables that are the source of truth: files, documents, chunks (with vectors), meta.
 
-use crate::StoreError;
+use crate::{Counts, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use shiori_core::{Chunk, Document, Filters};
 use std::collections::{BTreeMap, HashMap};
@@ -142,10 +142,23 @@ pub(crate) fn file_record(
         .optional()?)
 }
 
-pub(crate) fn file_paths(connection: &Connection) -> Result<Vec<String>, StoreError> {
-    let mut statement = connection.prepare("SELECT path FROM files ORDER BY path")?;
+/// Indexed file paths, sorted; with filters, those holding a chunk the filters accept.
+pub(crate) fn file_paths(
+    connection: &Connection,
+    filters: &Filters,
+) -> Result<Vec<String>, StoreError> {
+    let (condition, values) = condition(filters)?;
+    let sql = if filters.is_empty() {
+        "SELECT path FROM files ORDER BY path".to_string()
+    } else {
+        format!(
+            "SELECT DISTINCT file_path FROM documents
+             WHERE doc_id IN (SELECT doc_id FROM chunks WHERE {condition}) ORDER BY file_path"
+        )
+    };
+    let mut statement = connection.prepare(&sql)?;
     let paths = statement
-        .query_map([], |row| row.get(0))?
+        .query_map(rusqlite::params_from_iter(values), |row| row.get(0))?
         .collect::<Result<Vec<String>, _>>()?;
     Ok(paths)
 }
@@ -352,11 +365,15 @@ pub(crate) fn file_project(
     Ok(project.flatten())
 }
 
-/// Keys of the chunks that `filters` accepts, evaluated in SQL.
-pub(crate) fn keys_matching(
-    connection: &Connection,
-    filters: &Filters,
-) -> Result<Vec<u64>, StoreError> {
+/// A chunk the reader may see: it names no groups, or one of the JSON array of groups bound to
+/// the parameter (the stored form is comma-separated, see [`shiori_core::joined_groups`]).
+const READABLE: &str = "(COALESCE(json_extract(metadata, '$.groups'), '') = ''
+    OR EXISTS (SELECT 1 FROM json_each(?) AS readable
+               WHERE instr(',' || json_extract(metadata, '$.groups') || ',',
+                           ',' || readable.value || ',') > 0))";
+
+/// `filters` as a condition on `chunks`, with its parameters.
+fn condition(filters: &Filters) -> Result<(String, Vec<rusqlite::types::Value>), StoreError> {
     let mut conditions = vec!["1 = 1".to_string()];
     let mut values: Vec<rusqlite::types::Value> = Vec::new();
     if !filters.doc_ids.is_empty() {
@@ -381,6 +398,10 @@ pub(crate) fn keys_matching(
         ));
         values.extend(filters.projects.iter().cloned().map(Into::into));
     }
+    if let Some(groups) = filters.access.groups() {
+        conditions.push(READABLE.to_string());
+        values.push(serde_json::to_string(groups)?.into());
+    }
     if let Some(after) = filters.modified_after {
         conditions.push("modified >= ?".to_string());
         values.push(after.into());
@@ -389,7 +410,16 @@ pub(crate) fn keys_matching(
         conditions.push("modified <= ?".to_string());
         values.push(before.into());
     }
-    let sql = format!("SELECT key FROM chunks WHERE {}", conditions.join(" AND "));
+    Ok((conditions.join(" AND "), values))
+}
+
+/// Keys of the chunks that `filters` accepts, evaluated in SQL.
+pub(crate) fn keys_matching(
+    connection: &Connection,
+    filters: &Filters,
+) -> Result<Vec<u64>, StoreError> {
+    let (condition, values) = condition(filters)?;
+    let sql = format!("SELECT key FROM chunks WHERE {condition}");
     let mut statement = connection.prepare(&sql)?;
     let keys = statement
         .query_map(rusqlite::params_from_iter(values), |row| {
@@ -398,6 +428,28 @@ pub(crate) fn keys_matching(
         .map(|key| key.map(|k| k as u64))
         .collect::<Result<_, _>>()?;
     Ok(keys)
+}
+
+/// How many files, documents and chunks have a chunk that `filters` accepts.
+pub(crate) fn counts_matching(
+    connection: &Connection,
+    filters: &Filters,
+) -> Result<Counts, StoreError> {
+    let (condition, values) = condition(filters)?;
+    let sql = format!(
+        "SELECT COUNT(DISTINCT d.file_path), COUNT(DISTINCT c.doc_id), COUNT(*)
+         FROM (SELECT doc_id FROM chunks WHERE {condition}) c
+         JOIN documents d ON d.doc_id = c.doc_id"
+    );
+    Ok(
+        connection.query_row(&sql, rusqlite::params_from_iter(values), |row| {
+            Ok(Counts {
+                files: row.get::<_, i64>(0)? as u64,
+                documents: row.get::<_, i64>(1)? as u64,
+                chunks: row.get::<_, i64>(2)? as u64,
+            })
+        })?,
+    )
 }
 
 /// Every chunk with its vector, `batch` at a time, for rebuilding the derived indexes.

@@ -75,7 +75,7 @@ fn doc_ids(store: &Store, keys: &[u64]) -> Vec<String> {
 }
 
 fn keyword_doc_ids(store: &Store, query: &str) -> Vec<String> {
-    let hits = store.keywords().search(query, 10).unwrap();
+    let hits = store.keywords().search(query, 10, None).unwrap();
     doc_ids(store, &hits.iter().map(|h| h.0).collect::<Vec<_>>())
 }
 
@@ -115,14 +115,14 @@ fn applies_replaces_and_removes_files() {
     // Character bigrams may match unrelated text weakly, so check that no removed key remains.
     let live: Vec<u64> = store.keys_matching(&Filters::default()).unwrap();
     for query in ["bananas", "apples", "pears"] {
-        for (key, _) in store.keywords().search(query, 10).unwrap() {
+        for (key, _) in store.keywords().search(query, 10, None).unwrap() {
             assert!(live.contains(&key), "{query} found removed key {key}");
         }
     }
     assert_eq!(keyword_doc_ids(&store, "cherries"), ["a"]);
     assert_eq!(store.keywords().len(), 1);
     assert_eq!(store.vectors().len(), 1);
-    assert_eq!(store.file_paths().unwrap(), ["a.txt"]);
+    assert_eq!(store.file_paths(&Filters::default()).unwrap(), ["a.txt"]);
     assert_eq!(store.document_chunks("a").unwrap().len(), 1);
 }
 
@@ -146,7 +146,7 @@ fn duplicate_document_ids_are_reported_not_stored() {
         .unwrap();
     assert_eq!(report.chunks_added, 0);
     assert_eq!(report.duplicates[0].existing_path, "a.jsonl");
-    assert_eq!(store.stats().unwrap().chunks, 1);
+    assert_eq!(store.stats(&Filters::default()).unwrap().chunks, 1);
 }
 
 #[test]
@@ -312,7 +312,7 @@ fn a_pinned_store_keeps_reading_what_was_committed_when_it_was_pinned() {
         .unwrap();
     writer.commit().unwrap();
 
-    assert_eq!(reader.stats().unwrap().chunks, 1);
+    assert_eq!(reader.stats(&Filters::default()).unwrap().chunks, 1);
     assert_eq!(doc_ids(&reader, &keys), ["apples"]);
     assert_eq!(keyword_doc_ids(&reader, "apples"), ["apples"]);
     let fresh = open(dir.path());
@@ -335,10 +335,23 @@ fn a_store_pinned_to_a_snapshot_still_records_turns() {
     reader.pin_snapshot().unwrap();
     let conversations = SqliteConversations::open(dir.path()).unwrap();
     let id = ConversationId::from_random([7; 16]);
-    conversations.create_conversation(&id, 1).unwrap();
+    conversations.create_conversation(&id, None, 1).unwrap();
     let turn = conversation_checks::turn("vpn?", 2);
     assert!(conversations.append_turn(&id, &turn).unwrap());
     drop(conversations);
     let reopened = SqliteConversations::open(dir.path()).unwrap();
-    assert_eq!(reopened.conversation(&id).unwrap().unwrap().turns, [turn]);
+    assert_eq!(
+        reopened.conversation(&id, None).unwrap().unwrap().turns,
+        [turn]
+    );
+}
+
+mod access_checks;
+
+#[test]
+fn reads_stay_in_the_readers_groups() {
+    for seed in [1, 2, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        access_checks::check_reads_stay_in_groups(&mut open(dir.path()), seed);
+    }
 }

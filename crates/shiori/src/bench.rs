@@ -3,7 +3,7 @@
 use crate::cli::{Cli, EmbedderArg};
 use crate::output;
 use anyhow::Result;
-use shiori_core::{Embedder, Filters, RetrievalConfig, RetrievalMode};
+use shiori_core::{Access, Embedder, Filters, RetrievalConfig, RetrievalMode};
 use shiori_engine::{
     init_store, load_embedder, Config, EmbedderConfig, Engine, RetryConfig, StoreKind,
 };
@@ -104,6 +104,8 @@ fn measure_embedder(embedder: &dyn Embedder, texts: &[&str]) -> Result<serde_jso
 /// Repeats a BEIR corpus (with fresh ids) until it has `chunks` records, indexes it into a
 /// temporary data directory (repeats hit the embedding cache), and times every query; then the
 /// same with a PostgreSQL store in the database `postgres` (which must be empty), when given.
+/// With `restrict`, records are spread over that many groups and the queries are timed again as
+/// a reader of one group.
 pub fn query(
     cli: &Cli,
     home: &ShioriHome,
@@ -111,6 +113,7 @@ pub fn query(
     chunks: usize,
     mode: RetrievalMode,
     postgres: Option<&str>,
+    restrict: Option<u64>,
 ) -> Result<()> {
     let corpus = read_jsonl(&dataset.join("corpus.jsonl"))?;
     let queries = read_jsonl(&dataset.join("queries.jsonl"))?;
@@ -126,6 +129,9 @@ pub fn query(
             .unwrap_or("doc")
             .to_string();
         record["_id"] = serde_json::Value::String(format!("{id}~{}", index / corpus.len()));
+        if let Some(groups) = restrict {
+            record["groups"] = serde_json::Value::String(format!("g{}", index as u64 % groups));
+        }
         writeln!(writer, "{record}")?;
     }
     writer.flush()?;
@@ -153,21 +159,31 @@ pub fn query(
             &corpus_path,
             &texts,
             mode,
+            restrict.is_some(),
         )?);
     }
     output::print(cli.json, &results, || {
         results
             .iter()
             .map(|r| {
+                let ms = |field: &str| r[field].as_f64().unwrap_or_default();
+                let restricted = match restrict {
+                    Some(groups) => format!(
+                        "; one group of {groups}: p50 {:.2} ms, p95 {:.2} ms",
+                        ms("restricted_p50_ms"),
+                        ms("restricted_p95_ms")
+                    ),
+                    None => String::new(),
+                };
                 format!(
-                    "{}: {} chunks ({:?}) indexed at {:.0} chunks/s; {} queries, p50 {:.2} ms, p95 {:.2} ms",
+                    "{}: {} chunks ({:?}) indexed at {:.0} chunks/s; {} queries, p50 {:.2} ms, p95 {:.2} ms{restricted}",
                     r["store"].as_str().unwrap_or_default(),
                     r["chunks"],
                     mode,
-                    r["chunks_per_second"].as_f64().unwrap_or_default(),
+                    ms("chunks_per_second"),
                     r["queries"],
-                    r["p50_ms"].as_f64().unwrap_or_default(),
-                    r["p95_ms"].as_f64().unwrap_or_default(),
+                    ms("p50_ms"),
+                    ms("p95_ms"),
                 )
             })
             .collect::<Vec<_>>()
@@ -182,6 +198,7 @@ fn measure_store(
     corpus_path: &Path,
     texts: &[&str],
     mode: RetrievalMode,
+    restricted: bool,
 ) -> Result<serde_json::Value> {
     let mut engine = Engine::open(data_dir, home)?;
     let index_started = Instant::now();
@@ -198,15 +215,9 @@ fn measure_store(
     for text in texts.iter().take(5) {
         engine.search(text, &config, &Filters::default())?;
     }
-    let mut latencies = Vec::with_capacity(texts.len());
-    for text in texts {
-        let started = Instant::now();
-        engine.search(text, &config, &Filters::default())?;
-        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
-    }
-    latencies.sort_by(f64::total_cmp);
-    let stats = engine.stats()?;
-    Ok(serde_json::json!({
+    let latencies = time_queries(&engine, texts, &config, &Filters::default())?;
+    let stats = engine.stats(&Access::Everything)?;
+    let mut result = serde_json::json!({
         "store": store,
         "chunks": stats.chunks,
         "mode": mode,
@@ -216,5 +227,39 @@ fn measure_store(
         "chunks_embedded": report.chunks_embedded,
         "p50_ms": percentile(&latencies, 0.5),
         "p95_ms": percentile(&latencies, 0.95),
-    }))
+    });
+    if restricted {
+        let one_group = Filters {
+            access: Access::Groups(["g0".to_string()].into()),
+            ..Filters::default()
+        };
+        let latencies = time_queries(&engine, texts, &config, &one_group)?;
+        result["restricted_chunks"] = engine.stats(&one_group.access)?.chunks.into();
+        result["restricted_p50_ms"] = percentile(&latencies, 0.5).into();
+        result["restricted_p95_ms"] = percentile(&latencies, 0.95).into();
+    }
+    Ok(result)
+}
+
+/// Each query's search time in milliseconds, sorted.
+fn time_queries(
+    engine: &Engine,
+    texts: &[&str],
+    config: &RetrievalConfig,
+    filters: &Filters,
+) -> Result<Vec<f64>> {
+    let mut latencies = Vec::with_capacity(texts.len());
+    for text in texts {
+        let started = Instant::now();
+        let retrieved = engine.search(text, config, filters)?;
+        anyhow::ensure!(
+            retrieved.hits.len() == config.top_k,
+            "{text:?}: {} hits instead of {}",
+            retrieved.hits.len(),
+            config.top_k
+        );
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    latencies.sort_by(f64::total_cmp);
+    Ok(latencies)
 }

@@ -33,7 +33,7 @@ impl<'e> Session<'e> {
         let filters = scoped_filters(engine, &mut retrieval, &args.filters, &args.scope)?;
         let last_sources = match &conversation {
             Some(id) => engine
-                .conversation(id)?
+                .conversation(id, None)?
                 .turns
                 .pop()
                 .map(|turn| turn.sources)
@@ -49,6 +49,7 @@ impl<'e> Session<'e> {
                 rerank: args.rerank,
                 conversation,
                 history: Vec::new(),
+                owner: None,
             },
             last_sources,
         })
@@ -79,7 +80,7 @@ impl<'e> Session<'e> {
     /// The conversation questions go to, started at the first question after a `/reset`.
     fn conversation(&mut self) -> Result<()> {
         if self.options.conversation.is_none() {
-            let id = self.engine.start_conversation()?;
+            let id = self.engine.start_conversation(None)?;
             eprintln!("shiori: conversation {id} (resume it with --conversation {id})");
             self.options.conversation = Some(id);
         }

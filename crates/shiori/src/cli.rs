@@ -104,6 +104,9 @@ pub enum Command {
         /// Rerank retrieved chunks with the LLM reranker in the judged answers.
         #[arg(long)]
         rerank: bool,
+        /// Retrieve only what this `[[auth.keys]]` entry may read.
+        #[arg(long = "as", value_name = "KEYNAME")]
+        reader: Option<String>,
     },
     /// Counts and settings of the data directory.
     Stats,
@@ -219,6 +222,10 @@ pub struct ProjectArgs {
     /// `related` list, else every other project), its own hits ranked first.
     #[arg(long, requires = "projects")]
     pub two_stage: bool,
+    /// Read only what this `[[auth.keys]]` entry's groups may read, to check a configuration
+    /// (local commands otherwise read everything).
+    #[arg(long = "as", value_name = "KEYNAME")]
+    pub reader: Option<String>,
 }
 
 /// When to refuse; unset keeps `[retrieval] refusal`.
@@ -340,6 +347,10 @@ pub enum BenchAction {
         /// Also measure a PostgreSQL store in this empty database, after the embedded one.
         #[arg(long)]
         postgres: Option<String>,
+        /// Split the records into N groups (`g0`…) and also time the queries of a reader of
+        /// `g0` alone, who may read 1/N of the chunks.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+        restrict: Option<u64>,
     },
     /// Loading speed (pages or parts per second) of files, each loaded `--runs` times; with
     /// `--sample-pdf-pages N` a generated N-page PDF is measured too.

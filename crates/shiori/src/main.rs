@@ -15,10 +15,10 @@ use clap::Parser;
 use cli::{
     BenchAction, Cli, Command, FetchSet, ModelsAction, ProjectArgs, RefusalArgs, RetrievalArgs,
 };
-use shiori_core::{EmbedError, Filters, RetrievalConfig};
+use shiori_core::{Access, EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{
     adopt_installed_chat_model, check_retrieval, init_store, migrate_store, refusal_override,
-    AskOptions, Config, EmbedAs, Engine, EngineError,
+    AskOptions, Config, EmbedAs, Engine, EngineError, Keyring,
 };
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
@@ -188,11 +188,13 @@ fn run(cli: &Cli) -> Result<()> {
             judge,
             pipeline,
             rerank,
+            reader,
         } => {
             let mut engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, Some(refusal))?;
             check_retrieval(&config)?;
-            let run = engine.evaluate(dataset, &config, &progress::Bar::default())?;
+            let access = access_as(&engine, reader.as_deref())?;
+            let run = engine.evaluate(dataset, &config, &access, &progress::Bar::default())?;
             if let Some(path) = run_out {
                 let name = format!("shiori-{:?}", config.mode).to_lowercase();
                 write_file(path, |out| {
@@ -264,7 +266,7 @@ fn run(cli: &Cli) -> Result<()> {
         }
         Command::Stats => {
             let engine = open_engine(cli, &home)?;
-            let stats = engine.stats()?;
+            let stats = engine.stats(&Access::Everything)?;
             output::print(cli.json, &stats, || output::stats(&stats))
         }
         Command::Embed { texts, query } => {
@@ -302,9 +304,7 @@ fn run(cli: &Cli) -> Result<()> {
             let engine = open_engine(cli, &home)?;
             let defaults = ServerOptions::default();
             let options = ServerOptions {
-                api_key: std::env::var("SHIORI_API_KEY")
-                    .ok()
-                    .filter(|key| !key.is_empty()),
+                keys: Keyring::load(&engine.config.auth)?,
                 body_limit_bytes: body_limit_kb * 1024,
                 upload_limit_bytes: upload_limit_mb * 1024 * 1024,
                 request_timeout: Duration::from_secs(*timeout_secs),
@@ -316,7 +316,7 @@ fn run(cli: &Cli) -> Result<()> {
                 index_threads: index_threads.unwrap_or(defaults.index_threads),
                 ..defaults
             };
-            let protected = options.api_key.is_some();
+            let protected = !options.keys.is_empty();
             Server::new(engine, options)?.run(*addr, |bound| {
                 let auth = if protected { " (API key required)" } else { "" };
                 eprintln!("shiori serving http://{bound}/{auth}");
@@ -369,6 +369,7 @@ fn run(cli: &Cli) -> Result<()> {
                 chunks,
                 mode,
                 postgres,
+                restrict,
             } => bench::query(
                 cli,
                 &home,
@@ -376,6 +377,7 @@ fn run(cli: &Cli) -> Result<()> {
                 *chunks,
                 (*mode).into(),
                 postgres.as_deref(),
+                *restrict,
             ),
             BenchAction::Ingest {
                 files,
@@ -477,8 +479,17 @@ fn scoped_filters(
         engine.config.project(name)?;
     }
     filters.projects = scope.projects.clone();
+    filters.access = access_as(engine, scope.reader.as_deref())?;
     retrieval.two_stage |= scope.two_stage;
     Ok(filters)
+}
+
+/// What `--as KEYNAME` may read; everything without it.
+fn access_as(engine: &Engine, key: Option<&str>) -> Result<Access> {
+    Ok(match key {
+        Some(name) => engine.config.auth.reader(name)?.access,
+        None => Access::Everything,
+    })
 }
 
 fn parse_filters(raw: &[String]) -> Result<Filters> {

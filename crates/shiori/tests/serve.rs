@@ -5,34 +5,10 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use shiori_mock::{MockServer, Reply};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command};
-
-/// One HTTP/1.1 exchange over a fresh connection; returns the status and the body.
-fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for header in headers {
-        request.push_str(header);
-        request.push_str("\r\n");
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response[9..12].parse().unwrap();
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
 
 #[test]
 fn serve_answers_over_http_behind_the_api_key() {

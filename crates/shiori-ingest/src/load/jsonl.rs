@@ -1,6 +1,7 @@
 use super::records::{Record, Records};
 use super::LoadedFile;
 use serde_json::{Map, Value};
+use shiori_core::GROUPS_KEY;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -47,7 +48,7 @@ fn parse(line: &str) -> Result<Record, String> {
         .unwrap_or_default();
     let fields: BTreeMap<String, String> = object
         .iter()
-        .filter_map(|(key, value)| Some((key.clone(), scalar(value)?)))
+        .filter_map(|(key, value)| Some((key.clone(), field(key, value)?)))
         .collect();
     Ok(Record {
         id,
@@ -69,6 +70,20 @@ fn take_id(object: &mut Map<String, Value>) -> Option<String> {
             _ => None,
         })
         .find(|id| !id.is_empty())
+}
+
+/// A metadata value: a scalar, or for `groups` also a list of names.
+fn field(key: &str, value: &Value) -> Option<String> {
+    match value {
+        Value::Array(items) if key == GROUPS_KEY => Some(
+            items
+                .iter()
+                .filter_map(scalar)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        _ => scalar(value),
+    }
 }
 
 /// Strings, numbers and booleans as text; null, arrays and objects have no metadata form.

@@ -5,7 +5,7 @@ use super::date::parse_timestamp;
 use super::{normalize_title, LoadedFile};
 use crate::error::IngestFailure;
 use crate::normalize::normalize;
-use shiori_core::Document;
+use shiori_core::{joined_groups, split_groups, Document, GROUPS_KEY};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
 use std::path::Path;
@@ -58,6 +58,10 @@ impl<'a> Records<'a> {
         self.first_line.insert(record.id.clone(), line);
         let modified = record_time(&record.fields).unwrap_or(self.modified);
         let mut metadata = record.fields;
+        // Stored in the one form the stores match groups in.
+        if let Some(groups) = metadata.get_mut(GROUPS_KEY) {
+            *groups = joined_groups(split_groups(groups));
+        }
         // Inserted last so that a record field called `doc_type` cannot hide the format.
         metadata.insert("doc_type".to_owned(), self.doc_type.to_owned());
         self.loaded.documents.push(Document {

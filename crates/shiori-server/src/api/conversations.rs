@@ -5,45 +5,64 @@ use crate::error::ApiError;
 use crate::state::SharedState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::Json;
+use axum::{Extension, Json};
 use serde_json::{json, Value};
 use shiori_core::{Conversation, ConversationId};
-use shiori_engine::Engine;
+use shiori_engine::{Engine, Reader};
 use std::sync::Arc;
 
 /// `POST /api/conversations`: a new, empty conversation; 201 with its `id`.
+/// It belongs to the key that started it: no other key can read, continue or delete it.
 pub async fn start(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let id = blocking(&state, |engine| Ok(engine.start_conversation()?)).await?;
+    let id = blocking(&state, move |engine| {
+        Ok(engine.start_conversation(reader.key.as_deref())?)
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
 }
 
 /// `GET /api/conversations`: every conversation (id, title, turns, created and updated times),
 /// most recently updated first.
-pub async fn list(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
-    let conversations = blocking(&state, |engine| Ok(engine.conversations()?)).await?;
+pub async fn list(
+    State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
+) -> Result<Json<Value>, ApiError> {
+    let conversations = blocking(&state, move |engine| {
+        Ok(engine.conversations(reader.key.as_deref())?)
+    })
+    .await?;
     Ok(Json(json!({ "conversations": conversations })))
 }
 
 /// `GET /api/conversations/{id}`: one conversation with its turns.
 pub async fn get_one(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     Path(id): Path<String>,
 ) -> Result<Json<Conversation>, ApiError> {
     let id = path_id(&id)?;
-    let conversation = blocking(&state, move |engine| Ok(engine.conversation(&id)?)).await?;
+    let conversation = blocking(&state, move |engine| {
+        Ok(engine.conversation(&id, reader.key.as_deref())?)
+    })
+    .await?;
     Ok(Json(conversation))
 }
 
 /// `DELETE /api/conversations/{id}`.
 pub async fn delete(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = path_id(&id)?;
     let deleted = id.clone();
-    blocking(&state, move |engine| Ok(engine.delete_conversation(&id)?)).await?;
+    blocking(&state, move |engine| {
+        Ok(engine.delete_conversation(&id, reader.key.as_deref())?)
+    })
+    .await?;
     Ok(Json(json!({ "deleted": deleted })))
 }
 

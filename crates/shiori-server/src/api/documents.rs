@@ -1,14 +1,16 @@
 //! Uploaded documents: files in the uploads folder, indexed as soon as they arrive.
 
+use super::index::require_admin;
 use crate::error::ApiError;
 use crate::state::SharedState;
 use crate::uploads::{checked_id, sanitize_name};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
-use axum::Json;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use shiori_engine::{Engine, IndexFailure, IndexReport};
+use shiori_core::{check_group_name, joined_groups, split_groups, Access, GROUPS_KEY};
+use shiori_engine::{groups_file, Engine, IndexFailure, IndexReport, Reader};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::UNIX_EPOCH;
@@ -23,17 +25,23 @@ pub struct DocumentInfo {
 }
 
 /// `GET /api/documents`: every uploaded document, and how many files the index holds in all.
-pub async fn list(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
+/// A key sees only the uploads it may read a chunk of, and counts only such files.
+pub async fn list(
+    State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
+) -> Result<Json<Value>, ApiError> {
     let engine = state.engine();
     let uploads = state.uploads_dir.clone();
     let body = tokio::task::spawn_blocking(move || -> Result<Value, ApiError> {
-        let indexed: HashSet<String> = engine.files()?.into_iter().collect();
+        let indexed: HashSet<String> = engine.files(&reader.access)?.into_iter().collect();
         let entries = std::fs::read_dir(&uploads)
             .map_err(|e| ApiError::Internal(format!("{}: {e}", uploads.display())))?;
         let mut documents = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
+            let readable = reader.access == Access::Everything
+                || indexed.contains(&entry.path().display().to_string());
+            if name.starts_with('.') || !readable {
                 continue;
             }
             documents.push(info(&name, &entry.path(), &indexed));
@@ -45,9 +53,11 @@ pub async fn list(State(state): State<SharedState>) -> Result<Json<Value>, ApiEr
     Ok(Json(body))
 }
 
-/// `GET /api/documents/{id}`: one upload with the chunks indexed from it.
+/// `GET /api/documents/{id}`: one upload with the chunks indexed from it; a 404, as for a
+/// name never uploaded, when the key may read none of them.
 pub async fn get_one(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = checked_id(&id)?;
@@ -55,7 +65,10 @@ pub async fn get_one(
     let engine = state.engine();
     let body = tokio::task::spawn_blocking(move || -> Result<Value, ApiError> {
         let key = path.display().to_string();
-        let chunks = engine.file_chunks(&key)?;
+        let chunks = engine.file_chunks(&key, &reader.access)?;
+        if chunks.is_empty() && reader.access != Access::Everything {
+            return Err(no_upload(&id));
+        }
         let indexed: HashSet<String> = std::iter::once(key)
             .filter(|_| !chunks.is_empty())
             .collect();
@@ -96,10 +109,12 @@ pub struct UploadOutcome {
 /// refused.
 pub async fn upload(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     Query(params): Query<UploadParams>,
     multipart: Multipart,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let files = read_files(multipart, state.options.upload_limit_bytes).await?;
+    require_admin(&reader, "upload")?;
+    let (files, groups) = read_files(multipart, state.options.upload_limit_bytes).await?;
     let uploads = state.uploads_dir.clone();
     for (name, _) in &files {
         if !params.replace && uploads.join(name).exists() {
@@ -111,6 +126,7 @@ pub async fn upload(
     let (outcomes, report) = state
         .write("upload", move |engine, progress| {
             for (name, bytes) in &files {
+                save_groups(&uploads.join(name), groups.as_deref())?;
                 save(&uploads, name, bytes)?;
             }
             let mut report = engine.index(std::slice::from_ref(&uploads), progress)?;
@@ -121,6 +137,7 @@ pub async fn upload(
                 for outcome in failed {
                     std::fs::remove_file(uploads.join(&outcome.id))
                         .map_err(|e| ApiError::Internal(format!("{}: {e}", outcome.id)))?;
+                    save_groups(&uploads.join(&outcome.id), None)?;
                 }
                 // Drops whatever an earlier version of a failed file left in the index.
                 let cleanup = engine.index(&[uploads], progress)?;
@@ -141,11 +158,12 @@ pub async fn upload(
     ))
 }
 
-/// The file parts of an upload, under sanitised, distinct names.
+/// The file parts of an upload, under sanitised, distinct names, and the groups its `groups`
+/// field names (comma-separated), in stored form.
 async fn read_files(
     mut multipart: Multipart,
     limit_bytes: usize,
-) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
+) -> Result<(Vec<(String, Vec<u8>)>, Option<String>), ApiError> {
     let multipart_error = |error: axum::extract::multipart::MultipartError| {
         if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge { limit_bytes }
@@ -154,8 +172,12 @@ async fn read_files(
         }
     };
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut groups = None;
     while let Some(field) = multipart.next_field().await.map_err(multipart_error)? {
         let Some(raw_name) = field.file_name().map(str::to_string) else {
+            if field.name() == Some(GROUPS_KEY) {
+                groups = Some(field.text().await.map_err(multipart_error)?);
+            }
             continue;
         };
         let name = sanitize_name(&raw_name)?;
@@ -172,7 +194,30 @@ async fn read_files(
             "no files in the upload: send multipart/form-data with file parts".into(),
         ));
     }
-    Ok(files)
+    Ok((files, groups.map(|raw| checked_groups(&raw)).transpose()?))
+}
+
+fn checked_groups(raw: &str) -> Result<String, ApiError> {
+    for group in split_groups(raw) {
+        check_group_name(group)
+            .map_err(|message| ApiError::BadRequest(format!("groups: {message}")))?;
+    }
+    Ok(joined_groups(split_groups(raw)))
+}
+
+/// Records the groups of the upload at `path` beside it (none: readable by every key).
+fn save_groups(path: &std::path::Path, groups: Option<&str>) -> Result<(), ApiError> {
+    let Some(sidecar) = groups_file(path) else {
+        return Ok(());
+    };
+    let written = match groups.filter(|groups| !groups.is_empty()) {
+        Some(groups) => std::fs::write(&sidecar, groups),
+        None => match std::fs::remove_file(&sidecar) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            removed => removed,
+        },
+    };
+    written.map_err(|e| ApiError::Internal(format!("{}: {e}", sidecar.display())))
 }
 
 /// Each uploaded file's outcome: indexed when it has chunks in the index. The report keeps only
@@ -194,7 +239,7 @@ fn outcomes_of(
             .map(|failure| engine.shown_paths().redact(&failure.reason))
             .collect::<Vec<_>>()
             .join("; ");
-        let indexed = !engine.file_chunks(&path)?.is_empty();
+        let indexed = !engine.file_chunks(&path, &Access::Everything)?.is_empty();
         if !reason.is_empty() {
             report.failures.push(IndexFailure {
                 path: name.clone(),
@@ -218,8 +263,10 @@ fn outcomes_of(
 /// `DELETE /api/documents/{id}`: removes the file and its chunks.
 pub async fn delete(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
+    require_admin(&reader, "delete documents")?;
     let id = checked_id(&id)?;
     let path = existing_upload(&state, &id)?;
     let uploads = state.uploads_dir.clone();
@@ -227,6 +274,7 @@ pub async fn delete(
         .write("delete", move |engine, progress| {
             std::fs::remove_file(&path)
                 .map_err(|e| ApiError::Internal(format!("{}: {e}", path.display())))?;
+            save_groups(&path, None)?;
             let mut report = engine.index(&[uploads], progress)?;
             engine.shown_paths().show_report(&mut report);
             Ok(report)
@@ -240,8 +288,12 @@ fn existing_upload(state: &SharedState, id: &str) -> Result<PathBuf, ApiError> {
     if path.is_file() {
         Ok(path)
     } else {
-        Err(ApiError::NotFound(format!("no uploaded document {id:?}")))
+        Err(no_upload(id))
     }
+}
+
+fn no_upload(id: &str) -> ApiError {
+    ApiError::NotFound(format!("no uploaded document {id:?}"))
 }
 
 fn info(id: &str, path: &std::path::Path, indexed: &HashSet<String>) -> DocumentInfo {

@@ -6,11 +6,11 @@ use crate::json::ApiJson;
 use crate::progress::ProgressSnapshot;
 use crate::state::SharedState;
 use axum::extract::State;
-use axum::Json;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use shiori_core::{Refusal, RetrievalConfig, RetrievalMode};
-use shiori_engine::{check_retrieval, refusal_override, EvalRun, IndexReport, IndexTarget};
+use shiori_core::{Access, Refusal, RetrievalConfig, RetrievalMode};
+use shiori_engine::{check_retrieval, refusal_override, EvalRun, IndexReport, IndexTarget, Reader};
 use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
 use std::time::Instant;
 
@@ -44,7 +44,11 @@ pub struct ReindexTimings {
 
 /// `POST /api/reindex`: every project, the configured sources and the uploads folder; 409 while
 /// another write runs. Queries keep being served from the previous index until the new one is in.
-pub async fn reindex(State(state): State<SharedState>) -> Result<Json<ReindexResponse>, ApiError> {
+pub async fn reindex(
+    State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
+) -> Result<Json<ReindexResponse>, ApiError> {
+    require_admin(&reader, "reindex")?;
     let started = Instant::now();
     let uploads = state.uploads_dir.clone();
     let (sources, report, model) = state
@@ -95,8 +99,10 @@ pub struct EvalRequest {
 /// `POST /api/eval`: the evaluator's metrics, the failures and the threshold trade-off.
 pub async fn eval(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     ApiJson(request): ApiJson<EvalRequest>,
 ) -> Result<Json<EvalResponse>, ApiError> {
+    require_admin(&reader, "evaluate")?;
     let engine = state.engine();
     let dataset = engine
         .config
@@ -117,7 +123,7 @@ pub async fn eval(
     drop(engine);
     let body = state
         .write("eval", move |engine, progress| {
-            let mut run = engine.evaluate(&dataset, &retrieval, progress)?;
+            let mut run = engine.evaluate(&dataset, &retrieval, &Access::Everything, progress)?;
             let shown = engine.shown_paths();
             run.report.dataset = shown.show(&run.report.dataset);
             Ok(EvalResponse {
@@ -193,4 +199,14 @@ fn failures(run: &EvalRun) -> Vec<Value> {
             }))
         })
         .collect()
+}
+
+/// Writes and evaluations see every document: only an admin key (or the machine's owner) may
+/// run them.
+pub(crate) fn require_admin(reader: &Reader, what: &str) -> Result<(), ApiError> {
+    if reader.admin {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(format!("only an admin key may {what}")))
+    }
 }

@@ -22,7 +22,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use sha2::{Digest, Sha256};
+use shiori_engine::Reader;
 use std::sync::Arc;
 
 /// Every route the server answers, with auth, limits, timeouts and request metrics.
@@ -85,16 +85,16 @@ fn mcp_service(state: &SharedState) -> StreamableHttpService<McpHandler, LocalSe
     )
 }
 
-/// With an API key configured, `/api/...`, `/v1/...` and `/mcp` need `Authorization: Bearer <key>`;
-/// the page, its assets, `/healthz` and `/metrics` stay open.
-async fn authorize(State(state): State<SharedState>, request: Request, next: Next) -> Response {
-    let Some(key) = state.options.api_key.as_deref() else {
-        return next.run(request).await;
-    };
-    if !PROTECTED_PREFIXES
+/// With API keys configured, `/api/...`, `/v1/...` and `/mcp` need `Authorization: Bearer <key>`
+/// and read as that key's [`Reader`]; the page, its assets, `/healthz` and `/metrics` stay open.
+/// Without keys every request reads as the machine's owner.
+async fn authorize(State(state): State<SharedState>, mut request: Request, next: Next) -> Response {
+    let keys = &state.options.keys;
+    let protected = PROTECTED_PREFIXES
         .iter()
-        .any(|prefix| request.uri().path().starts_with(prefix))
-    {
+        .any(|prefix| request.uri().path().starts_with(prefix));
+    if keys.is_empty() || !protected {
+        request.extensions_mut().insert(Reader::owner());
         return next.run(request).await;
     }
     let presented = request
@@ -102,22 +102,18 @@ async fn authorize(State(state): State<SharedState>, request: Request, next: Nex
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "));
-    match presented {
-        Some(presented) if constant_time_eq(presented.as_bytes(), key.as_bytes()) => {
+    match presented.and_then(|presented| keys.reader(presented)) {
+        Some(reader) => {
+            let reader = reader.clone();
+            request.extensions_mut().insert(reader);
             next.run(request).await
         }
-        _ => ApiError::Unauthorized.into_response(),
+        None => ApiError::Unauthorized.into_response(),
     }
 }
 
 /// The routes behind the API key: Shiori's own API, the OpenAI-compatible one and MCP.
 const PROTECTED_PREFIXES: [&str; 3] = ["/api/", "/v1/", "/mcp"];
-
-/// Compares digests, so neither the contents nor the length of the key leak through timing.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let (a, b) = (Sha256::digest(a), Sha256::digest(b));
-    a.iter().zip(&b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 /// Answers 503 when a request outlives its budget: writes get the long one.
 async fn timeout(State(state): State<SharedState>, request: Request, next: Next) -> Response {

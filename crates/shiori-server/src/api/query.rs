@@ -9,10 +9,11 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use axum::Json;
 use serde::Deserialize;
 use shiori_core::{ConversationId, Filters, Refusal, RetrievalConfig, RetrievalMode};
-use shiori_engine::{refusal_override, AnswerEvent, AskOptions, EngineError, PipelineKind};
+use shiori_engine::{refusal_override, AnswerEvent, AskOptions, EngineError, PipelineKind, Reader};
 use std::convert::Infallible;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
@@ -60,6 +61,7 @@ impl QueryRequest {
 /// request time limit, stops the answer (and the model's generation) at its next step or token.
 pub async fn query(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     headers: HeaderMap,
     ApiJson(request): ApiJson<QueryRequest>,
 ) -> Result<Response, ApiError> {
@@ -75,6 +77,7 @@ pub async fn query(
             conversation: request.conversation_id,
             ..AskOptions::default()
         },
+        reader,
     };
     if !wants_stream(&headers) {
         return Ok(Json(answering::answer(&state, job).await?).into_response());

@@ -7,11 +7,12 @@ use crate::state::SharedState;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
+use axum::Extension;
 use axum::Json;
 use serde::Serialize;
 use serde_json::{json, Value};
-use shiori_core::RetrievalConfig;
-use shiori_engine::PipelineKind;
+use shiori_core::{Access, RetrievalConfig};
+use shiori_engine::{PipelineKind, Reader};
 use shiori_store::StoreStats;
 
 const OPENAPI: &str = include_str!("../openapi.json");
@@ -35,12 +36,15 @@ pub struct StatsResponse {
 }
 
 /// `GET /api/stats`: embedder, dimension, counts, pipelines and the last write.
-pub async fn stats(State(state): State<SharedState>) -> Result<Json<StatsResponse>, ApiError> {
+pub async fn stats(
+    State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
+) -> Result<Json<StatsResponse>, ApiError> {
     let engine = state.engine();
     let retrieval = engine.config.retrieval.clone();
     let default_pipeline = engine.config.pipeline.default;
     let answer_model = engine.config.answer_model().map(str::to_string);
-    let index = tokio::task::spawn_blocking(move || engine.stats()).await??;
+    let index = tokio::task::spawn_blocking(move || engine.stats(&reader.access)).await??;
     Ok(Json(StatsResponse {
         index,
         retrieval,
@@ -59,7 +63,7 @@ pub async fn healthz() -> Json<Value> {
 /// `GET /metrics`: Prometheus text.
 pub async fn metrics(State(state): State<SharedState>) -> impl IntoResponse {
     let engine = state.engine();
-    let stats = tokio::task::spawn_blocking(move || engine.stats())
+    let stats = tokio::task::spawn_blocking(move || engine.stats(&Access::Everything))
         .await
         .ok()
         .and_then(Result::ok);

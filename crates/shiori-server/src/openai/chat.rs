@@ -10,12 +10,12 @@ use crate::state::SharedState;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use shiori_core::{Answer, Filters, Turn, Usage};
-use shiori_engine::{AnswerEvent, AskOptions, Engine};
+use shiori_engine::{AnswerEvent, AskOptions, Engine, Reader};
 use std::convert::Infallible;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -127,6 +127,7 @@ impl ChatRequest {
 /// ending with `[DONE]`.
 pub async fn chat_completions(
     State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
     ApiJson(request): ApiJson<ChatRequest>,
 ) -> Result<Response, ApiError> {
     let pipeline = pipeline_of(&request.model)?;
@@ -142,6 +143,7 @@ pub async fn chat_completions(
             history: request.history()?,
             ..AskOptions::default()
         },
+        reader,
     };
     let completion = Completion {
         id: format!("chatcmpl-{:016x}", fastrand::u64(..)),

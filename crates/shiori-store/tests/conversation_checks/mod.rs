@@ -25,11 +25,11 @@ pub fn check_conversations(store: &dyn ConversationStore) {
         ConversationId::from_random([1; 16]),
         ConversationId::from_random([2; 16]),
     );
-    assert!(store.conversations().unwrap().is_empty());
-    store.create_conversation(&a, 1_000).unwrap();
-    store.create_conversation(&b, 2_000).unwrap();
+    assert!(store.conversations(None).unwrap().is_empty());
+    store.create_conversation(&a, None, 1_000).unwrap();
+    store.create_conversation(&b, None, 2_000).unwrap();
     assert!(
-        store.create_conversation(&a, 3_000).is_err(),
+        store.create_conversation(&a, None, 3_000).is_err(),
         "an id names one conversation"
     );
     let first = turn("What are the API rate limits on the Business plan?", 1_500);
@@ -38,12 +38,12 @@ pub fn check_conversations(store: &dyn ConversationStore) {
     assert!(store.append_turn(&a, &second).unwrap());
     let unknown = ConversationId::from_random([9; 16]);
     assert!(!store.append_turn(&unknown, &first).unwrap());
-    assert!(store.conversation(&unknown).unwrap().is_none());
+    assert!(store.conversation(&unknown, None).unwrap().is_none());
 
-    let read = store.conversation(&a).unwrap().unwrap();
+    let read = store.conversation(&a, None).unwrap().unwrap();
     assert_eq!(read.turns, vec![first.clone(), second]);
     assert_eq!((read.created_ms, read.updated_ms), (1_000, 3_000));
-    let listed = store.conversations().unwrap();
+    let listed = store.conversations(None).unwrap();
     let summary: Vec<_> = listed
         .iter()
         .map(|c| (c.id.clone(), c.title.as_str(), c.turns, c.updated_ms))
@@ -67,7 +67,7 @@ pub fn check_conversations(store: &dyn ConversationStore) {
         }
     });
     let mut asked: Vec<String> = store
-        .conversation(&b)
+        .conversation(&b, None)
         .unwrap()
         .unwrap()
         .turns
@@ -77,14 +77,39 @@ pub fn check_conversations(store: &dyn ConversationStore) {
     asked.sort();
     assert_eq!(asked, ["q0", "q1", "q2", "q3", "q4", "q5"]);
 
-    assert!(store.delete_conversation(&a).unwrap());
-    assert!(!store.delete_conversation(&a).unwrap());
-    assert!(store.conversation(&a).unwrap().is_none());
+    assert!(store.delete_conversation(&a, None).unwrap());
+    assert!(!store.delete_conversation(&a, None).unwrap());
+    assert!(store.conversation(&a, None).unwrap().is_none());
     let left: Vec<_> = store
-        .conversations()
+        .conversations(None)
         .unwrap()
         .into_iter()
         .map(|c| (c.id, c.turns))
         .collect();
     assert_eq!(left, [(b, 6)]);
+    check_owners(store);
+}
+
+/// A key's conversations are its own: another key can neither read, list nor delete them; the
+/// machine's owner (`None`) sees all of them.
+fn check_owners(store: &dyn ConversationStore) {
+    let hr = ConversationId::from_random([7; 16]);
+    store.create_conversation(&hr, Some("hr"), 5_000).unwrap();
+    let read = store.conversation(&hr, Some("hr")).unwrap().unwrap();
+    assert_eq!(read.owner.as_deref(), Some("hr"));
+    assert!(store.conversation(&hr, Some("sales")).unwrap().is_none());
+    assert!(store.conversation(&hr, None).unwrap().is_some());
+    let listed = |owner| -> Vec<ConversationId> {
+        store
+            .conversations(owner)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.id)
+            .collect()
+    };
+    assert_eq!(listed(Some("hr")), std::slice::from_ref(&hr));
+    assert!(listed(Some("sales")).is_empty());
+    assert!(listed(None).contains(&hr));
+    assert!(!store.delete_conversation(&hr, Some("sales")).unwrap());
+    assert!(store.delete_conversation(&hr, Some("hr")).unwrap());
 }

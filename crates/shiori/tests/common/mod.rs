@@ -6,7 +6,8 @@
 
 use serde_json::Value;
 use shiori_store_postgres::test_server::TestServer;
-use std::io::BufRead;
+use std::io::{BufRead, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use tempfile::TempDir;
@@ -48,7 +49,7 @@ pub fn test_store(backend: Backend) -> TestStore {
     if backend == Backend::Postgres {
         assert_eq!(
             init["store"]["migrations_applied"],
-            serde_json::json!([1, 2]),
+            serde_json::json!([1, 2, 3]),
             "{init}"
         );
     }
@@ -237,4 +238,28 @@ pub fn indexed_faq(work: &Path) -> PathBuf {
     run_json(&data, &["init"]);
     index(&data, &sample_faq_dir().join("documents.jsonl"));
     data
+}
+
+/// One HTTP/1.1 exchange over a fresh connection; returns the status and the body.
+pub fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for header in headers {
+        request.push_str(header);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default();
+    (status, body)
 }

@@ -1,0 +1,111 @@
+//! Who may read what. A document names the groups that may read it in its `groups` metadata
+//! (none: everyone); a reader is resolved once, at the edge, from the caller's API key, and
+//! travels inside [`crate::Filters`] into every search, so the stores enforce it where they
+//! read.
+
+use std::collections::BTreeSet;
+
+/// The chunk and document metadata key holding the groups that may read them, comma-separated.
+pub const GROUPS_KEY: &str = "groups";
+
+/// What a reader may see.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Access {
+    /// The machine's owner and admin keys: every document.
+    #[default]
+    Everything,
+    /// Documents without groups, and those naming at least one of these groups.
+    Groups(BTreeSet<String>),
+}
+
+impl Access {
+    /// Whether a document whose `groups` metadata is `groups` (`None`: no groups) is readable.
+    pub fn can_read(&self, groups: Option<&str>) -> bool {
+        match (self, groups) {
+            (Access::Everything, _) | (_, None) => true,
+            (Access::Groups(readable), Some(groups)) => {
+                let mut named = split_groups(groups).peekable();
+                named.peek().is_none() || named.any(|group| readable.contains(group))
+            }
+        }
+    }
+
+    /// The groups this reader is limited to, `None` when it reads everything.
+    pub fn groups(&self) -> Option<&BTreeSet<String>> {
+        match self {
+            Access::Everything => None,
+            Access::Groups(groups) => Some(groups),
+        }
+    }
+}
+
+/// The groups named in a `groups` value, which may be separated by commas, semicolons or spaces
+/// (a CSV cell cannot hold a comma-separated list unquoted).
+pub fn split_groups(groups: &str) -> impl Iterator<Item = &str> {
+    groups
+        .split([',', ';', ' '])
+        .map(str::trim)
+        .filter(|group| !group.is_empty())
+}
+
+/// The stored form of a set of groups: sorted, distinct, comma-separated.
+pub fn joined_groups<'a>(groups: impl IntoIterator<Item = &'a str>) -> String {
+    let distinct: BTreeSet<&str> = groups.into_iter().collect();
+    distinct.into_iter().collect::<Vec<_>>().join(",")
+}
+
+/// Why a group name cannot be used: it must be a plain word, since stores match it inside the
+/// comma-separated stored form.
+pub fn check_group_name(group: &str) -> Result<(), String> {
+    let valid = !group.is_empty()
+        && group
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "group {group:?} must be letters, digits, '-', '_' or '.' (no spaces or commas)"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn groups(names: &[&str]) -> Access {
+        Access::Groups(names.iter().map(|name| name.to_string()).collect())
+    }
+
+    #[test]
+    fn documents_without_groups_are_everyones() {
+        assert!(groups(&["sales"]).can_read(None));
+        assert!(groups(&["sales"]).can_read(Some("")));
+        assert!(groups(&[]).can_read(None));
+    }
+
+    #[test]
+    fn a_reader_needs_one_of_the_documents_groups() {
+        assert!(groups(&["sales"]).can_read(Some("hr,sales")));
+        assert!(groups(&["sales"]).can_read(Some("hr; sales")));
+        assert!(!groups(&["sales"]).can_read(Some("hr")));
+        assert!(!groups(&["sales"]).can_read(Some("hr,sales-emea")));
+        assert!(!groups(&[]).can_read(Some("hr")));
+        assert!(Access::Everything.can_read(Some("hr")));
+    }
+
+    #[test]
+    fn stored_groups_are_sorted_and_distinct() {
+        assert_eq!(joined_groups(["sales", "hr", "sales"]), "hr,sales");
+        assert_eq!(joined_groups(split_groups("b; a b")), "a,b");
+    }
+
+    #[test]
+    fn group_names_are_plain_words() {
+        assert!(check_group_name("hr-emea.2").is_ok());
+        assert!(check_group_name("hr,sales").is_err());
+        assert!(check_group_name("").is_err());
+        assert!(check_group_name("h r").is_err());
+    }
+}

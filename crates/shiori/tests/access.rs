@@ -1,0 +1,340 @@
+//! Document-level access control end to end: `shiori serve` with three keys (admin, hr, sales)
+//! over a corpus where the best answer to an HR question is an HR document. The sales key never
+//! gets it through any surface, the hr key does, and sales still gets full result lists from
+//! what it may read. Run against both stores.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::path::Path;
+
+const QUESTION: &str = "How many weeks of paid parental leave do employees get?";
+const HR_DOC: &str = "hr/parental-leave.md";
+const HR_FACT: &str = "16 weeks";
+const KEYS: [(&str, &str, &str); 3] = [
+    ("admin", "SHIORI_TEST_KEY_ADMIN", "admin-secret"),
+    ("hr", "SHIORI_TEST_KEY_HR", "hr-secret"),
+    ("sales", "SHIORI_TEST_KEY_SALES", "sales-secret"),
+];
+
+backend_tests!(each_key_reads_only_its_groups_documents);
+
+fn each_key_reads_only_its_groups_documents(backend: Backend) {
+    let store = test_store(backend);
+    write_corpus(store.work.path());
+    append_config(&store.data, CONFIG);
+    let mut serve = command(&store.data);
+    for (_, variable, value) in KEYS {
+        serve.env(variable, value);
+    }
+    let (_serving, addr, _) = start_serving(serve);
+    let api = Api { addr: &addr };
+
+    assert_eq!(api.post("sales", "/api/reindex", "").0, 403);
+    let (status, body) = api.post("admin", "/api/reindex", "");
+    assert_eq!(status, 200, "{body}");
+
+    let hr = api.query("hr", json!({"question": QUESTION}));
+    assert_eq!(hr["sources"][0]["source"], HR_DOC, "{hr}");
+    assert!(hr["answer"].as_str().unwrap().contains(HR_FACT), "{hr}");
+    let sales = api.query("sales", json!({"question": QUESTION}));
+    assert_hides_hr(&sales);
+
+    check_uploads(&api);
+    check_conversations(&api);
+    check_chat_completions(&api);
+    check_stats(&api);
+    check_mcp(&addr);
+    check_cli(&store.data);
+}
+
+/// An upload's `groups` field keeps it from other keys: not listed, not counted, a 404 when
+/// asked for by name (as a name never uploaded is). Only an admin key uploads.
+fn check_uploads(api: &Api) {
+    assert_eq!(api.upload("sales", "notes.md", "Notes.", None).0, 403);
+    let (status, body) = api.upload("admin", "benefits.md", UPLOAD, Some("hr"));
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = api.upload("admin", "welcome.md", "# Welcome\n\nHello.\n", None);
+    assert_eq!(status, 201, "{body}");
+    let listed = |key| -> (Vec<String>, u64) {
+        let (status, body) = api.get(key, "/api/documents");
+        assert_eq!(status, 200, "{body}");
+        let ids = body["documents"].as_array().unwrap().iter();
+        let ids = ids.map(|d| d["id"].as_str().unwrap().to_string()).collect();
+        (ids, body["indexed_files"].as_u64().unwrap())
+    };
+    let (admin_ids, admin_files) = listed("admin");
+    assert_eq!(admin_ids, ["benefits.md", "welcome.md"]);
+    let (sales_ids, sales_files) = listed("sales");
+    assert_eq!(sales_ids, ["welcome.md"]);
+    assert_eq!(
+        sales_files,
+        admin_files - 3,
+        "two HR files and the HR upload"
+    );
+    assert_eq!(listed("hr").0, admin_ids);
+    assert_eq!(api.get("sales", "/api/documents/benefits.md").0, 404);
+    assert_eq!(api.get("sales", "/api/documents/never-uploaded.md").0, 404);
+    let (status, body) = api.get("hr", "/api/documents/benefits.md");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.to_string().contains("pension"), "{body}");
+}
+
+const UPLOAD: &str =
+    "# Benefits handbook\n\nThe company matches pension contributions up to 5% of \
+                      salary.\n";
+
+/// A conversation is its key's: sales' turns never see HR documents, and no other key can read
+/// or list it.
+fn check_conversations(api: &Api) {
+    let (status, started) = api.post("sales", "/api/conversations", "");
+    assert_eq!(status, 201, "{started}");
+    let id = started["id"].as_str().unwrap();
+    let turn = api.query(
+        "sales",
+        json!({"question": QUESTION, "conversation_id": id}),
+    );
+    assert_hides_hr(&turn);
+    let follow_up = api.query(
+        "sales",
+        json!({"question": "And is it paid in full?", "conversation_id": id}),
+    );
+    assert_hides_hr(&follow_up);
+    let path = format!("/api/conversations/{id}");
+    assert_eq!(api.get("sales", &path).0, 200);
+    assert_eq!(api.get("hr", &path).0, 404);
+    let (status, body) = api.post(
+        "hr",
+        "/api/query",
+        &json!({"question": QUESTION, "conversation_id": id}).to_string(),
+    );
+    assert_eq!(status, 404, "{body}");
+    let (_, listed) = api.get("hr", "/api/conversations");
+    assert!(!listed.to_string().contains(id), "{listed}");
+    let (_, listed) = api.get("sales", "/api/conversations");
+    assert!(listed.to_string().contains(id), "{listed}");
+}
+
+fn check_chat_completions(api: &Api) {
+    let body = json!({"model": "shiori", "messages": [{"role": "user", "content": QUESTION}]});
+    let completion = |key| {
+        let (status, body) = api.post(key, "/v1/chat/completions", &body.to_string());
+        assert_eq!(status, 200, "{body}");
+        body["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let sales = completion("sales");
+    assert!(
+        !sales.contains(HR_FACT) && !sales.contains(HR_DOC),
+        "{sales}"
+    );
+    let hr = completion("hr");
+    assert!(hr.contains(HR_FACT), "{hr}");
+}
+
+/// Counts leave out what a key may not read: three HR files (one an upload) with four HR
+/// documents (one of them a record in a public file), one sales file.
+fn check_stats(api: &Api) {
+    let counts = |key| {
+        let (status, stats) = api.get(key, "/api/stats");
+        assert_eq!(status, 200, "{stats}");
+        ["files", "documents", "chunks"].map(|field| stats[field].as_u64().unwrap())
+    };
+    let [files, documents, chunks] = counts("admin");
+    let [sales_files, sales_documents, sales_chunks] = counts("sales");
+    let [hr_files, hr_documents, _] = counts("hr");
+    assert_eq!((sales_files, sales_documents), (files - 3, documents - 4));
+    assert_eq!((hr_files, hr_documents), (files - 1, documents - 1));
+    assert!(sales_chunks < chunks);
+}
+
+fn check_mcp(addr: &str) {
+    let url = format!("http://{addr}/mcp");
+    let report = |key: &str| -> Value {
+        let secret = secret(key);
+        let printed = run_python_client("mcp_access.py", &[&url, secret, QUESTION, "5", HR_DOC]);
+        serde_json::from_str(printed.trim()).unwrap_or_else(|e| panic!("{e}: {printed}"))
+    };
+    let sales = report("sales");
+    for seen in [
+        "search",
+        "ask_sources",
+        "ask_answer",
+        "documents",
+        "resources",
+    ] {
+        let text = sales[seen].to_string();
+        assert!(!text.contains("hr/") && !text.contains(HR_FACT), "{sales}");
+    }
+    assert_eq!(
+        sales["search"].as_array().unwrap().len(),
+        5,
+        "top_k stays full"
+    );
+    assert_eq!(sales["readable"][HR_DOC], false, "{sales}");
+    let hr = report("hr");
+    assert_eq!(hr["search"][0], HR_DOC, "{hr}");
+    assert_eq!(hr["readable"][HR_DOC], true, "{hr}");
+    assert!(hr["documents"].to_string().contains(HR_DOC), "{hr}");
+}
+
+/// `--as` shows what a key would see; without it a local command reads everything.
+fn check_cli(data: &Path) {
+    let hits = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["search", QUESTION, "--top-k", "5"];
+        args.extend_from_slice(extra);
+        run_json(data, &args)["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| hit["source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let sales = hits(&["--as", "sales"]);
+    assert_eq!(sales.len(), 5, "{sales:?}");
+    assert!(
+        sales.iter().all(|source| !source.starts_with("hr/")),
+        "{sales:?}"
+    );
+    assert_eq!(hits(&["--as", "hr"])[0], HR_DOC);
+    assert_eq!(hits(&[])[0], HR_DOC);
+    let unknown = run(data, &["search", QUESTION, "--as", "nobody"]);
+    assert!(!unknown.status.success());
+}
+
+fn assert_hides_hr(answer: &Value) {
+    let sources = answer["sources"].to_string();
+    assert!(!sources.contains("hr/"), "{answer}");
+    assert!(!sources.contains("salary-bands"), "{answer}");
+    assert!(
+        !answer["answer"].as_str().unwrap().contains(HR_FACT),
+        "{answer}"
+    );
+}
+
+const CONFIG: &str = r#"
+[ingest]
+sources = ["public"]
+
+[projects.hr]
+paths = ["hr"]
+groups = ["hr"]
+
+[projects.sales]
+paths = ["sales"]
+groups = ["sales"]
+
+[[auth.keys]]
+name = "admin"
+env = "SHIORI_TEST_KEY_ADMIN"
+admin = true
+
+[[auth.keys]]
+name = "hr"
+env = "SHIORI_TEST_KEY_HR"
+groups = ["hr"]
+
+[[auth.keys]]
+name = "sales"
+env = "SHIORI_TEST_KEY_SALES"
+groups = ["sales"]
+"#;
+
+/// The fixture corpus as public documents, an HR and a sales project, and a JSONL file whose
+/// records name their own groups.
+fn write_corpus(work: &Path) {
+    copy_fixtures(&work.join("public"));
+    let files = [
+        (
+            HR_DOC,
+            "# Parental leave\n\nEmployees receive 16 weeks of paid parental leave after the \
+             birth or adoption of a child. Parental leave is paid in full and can be split into \
+             two blocks within the first year.\n",
+        ),
+        (
+            "hr/salary-review.md",
+            "# Salary review\n\nSalaries are reviewed every April. Managers propose raises to \
+             HR by the end of March.\n",
+        ),
+        (
+            "sales/discounts.md",
+            "# Discount approval\n\nSales representatives may grant up to 15% discount; larger \
+             discounts need the sales director's approval.\n",
+        ),
+        (
+            "public/records.jsonl",
+            concat!(
+                r#"{"doc_id": "salary-bands", "title": "Salary bands", "text": "Engineering salary bands range from level 1 to level 6.", "groups": ["hr"]}"#,
+                "\n",
+                r#"{"doc_id": "office-wifi", "title": "Office Wi-Fi", "text": "The office Wi-Fi network is called kumo-guest."}"#,
+                "\n"
+            ),
+        ),
+    ];
+    for (path, text) in files {
+        let path = work.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn secret(key: &str) -> &'static str {
+    KEYS.iter()
+        .find(|(name, _, _)| *name == key)
+        .map(|(_, _, value)| *value)
+        .unwrap()
+}
+
+/// The server's HTTP API as one key calls it.
+struct Api<'a> {
+    addr: &'a str,
+}
+
+impl Api<'_> {
+    fn send(&self, key: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
+        self.send_as(key, method, path, "Content-Type: application/json", body)
+    }
+
+    fn send_as(&self, key: &str, method: &str, path: &str, kind: &str, body: &str) -> (u16, Value) {
+        let auth = format!("Authorization: Bearer {}", secret(key));
+        let headers = [auth.as_str(), kind, "X-Shiori-Request: 1"];
+        let (status, text) = http(self.addr, method, path, &headers, body);
+        let value = serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.clone()));
+        (status, value)
+    }
+
+    fn get(&self, key: &str, path: &str) -> (u16, Value) {
+        self.send(key, "GET", path, "")
+    }
+
+    fn post(&self, key: &str, path: &str, body: &str) -> (u16, Value) {
+        self.send(key, "POST", path, body)
+    }
+
+    /// A multipart upload of one file, with a `groups` field when given.
+    fn upload(&self, key: &str, name: &str, text: &str, groups: Option<&str>) -> (u16, Value) {
+        let boundary = "shiori-test-boundary";
+        let mut body = String::new();
+        if let Some(groups) = groups {
+            body.push_str(&format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"groups\"\r\n\r\n{groups}\r\n"
+            ));
+        }
+        body.push_str(&format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\
+             Content-Type: text/markdown\r\n\r\n{text}\r\n--{boundary}--\r\n"
+        ));
+        let kind = format!("Content-Type: multipart/form-data; boundary={boundary}");
+        self.send_as(key, "POST", "/api/documents", &kind, &body)
+    }
+
+    fn query(&self, key: &str, body: Value) -> Value {
+        let (status, answer) = self.post(key, "/api/query", &body.to_string());
+        assert_eq!(status, 200, "{answer}");
+        answer
+    }
+}
