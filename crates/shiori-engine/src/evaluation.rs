@@ -97,18 +97,23 @@ impl Engine {
 
 impl Engine {
     /// Answers every answerable query of `dataset` with the pipeline `options` choose and has
-    /// the `judge` model (a `[llm.models]` name) score each answer that was not refused.
+    /// the `judge` model (a `[llm.models]` name) score each answer that was not refused; the
+    /// answers read only what `access` may.
     pub fn judge(
         &self,
         dataset: &Dataset,
         retrieval: &RetrievalConfig,
+        access: &Access,
         judge: &str,
         options: &AskOptions,
         progress: &dyn Progress,
     ) -> Result<JudgeReport, EngineError> {
         let generation = self.generation()?;
         let judge = generation.model(judge)?;
-        let filters = Filters::default();
+        let filters = Filters {
+            access: access.clone(),
+            ..Filters::default()
+        };
         let queries: Vec<_> = dataset.queries.iter().filter(|q| q.answerable).collect();
         progress.start("judging answers", queries.len() as u64);
         let mut tally = JudgeTally::default();

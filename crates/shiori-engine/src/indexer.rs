@@ -68,6 +68,11 @@ impl ProjectStamp {
         }
     }
 
+    /// The project's groups in stored form; `None` when everyone may read it.
+    fn groups(&self) -> Option<&str> {
+        Some(self.groups.as_str()).filter(|groups| !groups.is_empty())
+    }
+
     /// Adds the project's metadata; its `doc_type` replaces the loader's, which is kept as
     /// `format`.
     fn stamp(&self, metadata: &mut BTreeMap<String, String>) {
@@ -382,6 +387,17 @@ impl Engine {
     }
 }
 
+/// The file's content hash, followed by the groups it is given: a change of its groups alone
+/// (its `.NAME.groups`, its project's `groups`) indexes it again.
+fn stamped_hash(bytes: &[u8], groups: [Option<&str>; 2]) -> String {
+    let mut hash = content_hash(bytes);
+    for groups in groups.into_iter().flatten() {
+        hash.push('+');
+        hash.push_str(groups);
+    }
+    hash
+}
+
 /// Where the groups of the file at `path` may be given: a hidden `.NAME.groups` beside it
 /// (comma-separated), which folder walks skip. Uploads with `groups` are written so.
 pub fn groups_file(path: &Path) -> Option<PathBuf> {
@@ -419,11 +435,10 @@ fn prepare(
     let groups = sidecar_groups(&file.path).map_err(|e| failure(e.to_string()))?;
     let file_record = FileRecord {
         path: path.clone(),
-        // A change of the file's groups alone indexes it again.
-        content_hash: match &groups {
-            Some(groups) => format!("{}+{groups}", content_hash(&bytes)),
-            None => content_hash(&bytes),
-        },
+        content_hash: stamped_hash(
+            &bytes,
+            [groups.as_deref(), project.and_then(ProjectStamp::groups)],
+        ),
         size: file.size,
         modified_ns: file.modified_ns,
         read_at_ns,

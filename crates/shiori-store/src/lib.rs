@@ -19,8 +19,10 @@ pub use vectors::UsearchIndex;
 
 use rusqlite::{Connection, Transaction};
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{AllowedKeys, Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex};
-use std::collections::{HashMap, HashSet};
+use shiori_core::{
+    Access, AllowedKeys, Chunk, Document, Filters, IndexError, KeywordIndex, VectorIndex,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use thiserror::Error;
@@ -125,6 +127,11 @@ pub struct Store {
     vectors: UsearchIndex,
     options: StoreOptions,
     dir: PathBuf,
+    /// The keys each set of readable groups may read, computed once: a reader's filter is then
+    /// a set lookup, not a table scan per search. Cleared by every write. A store that misses a
+    /// write by another process keeps an older set, which can only lack new keys (keys are
+    /// never reused).
+    readable: Mutex<HashMap<BTreeSet<String>, AllowedKeys>>,
 }
 
 impl Store {
@@ -147,6 +154,7 @@ impl Store {
             vectors,
             options,
             dir: dir.to_path_buf(),
+            readable: Mutex::new(HashMap::new()),
         };
         // A store opened to be re-embedded is rebuilt by `reembed`; its old vectors may not
         // even fit the new dimension.
@@ -226,9 +234,37 @@ impl Store {
         if filters.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Arc::new(
-            self.keys_matching(filters)?.into_iter().collect(),
-        )))
+        let only_access = Filters {
+            access: Access::Everything,
+            ..filters.clone()
+        }
+        .is_empty();
+        match filters.access.groups() {
+            Some(groups) if only_access => self.readable_keys(groups, filters).map(Some),
+            _ => Ok(Some(Arc::new(
+                self.keys_matching(filters)?.into_iter().collect(),
+            ))),
+        }
+    }
+
+    fn readable_keys(
+        &self,
+        groups: &BTreeSet<String>,
+        filters: &Filters,
+    ) -> Result<AllowedKeys, StoreError> {
+        if let Some(keys) = self.readable_cache()?.get(groups) {
+            return Ok(Arc::clone(keys));
+        }
+        let keys: AllowedKeys = Arc::new(self.keys_matching(filters)?.into_iter().collect());
+        self.readable_cache()?
+            .insert(groups.clone(), Arc::clone(&keys));
+        Ok(keys)
+    }
+
+    fn readable_cache(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, HashMap<BTreeSet<String>, AllowedKeys>>, StoreError> {
+        self.readable.lock().map_err(|_| StoreError::Poisoned)
     }
 }
 
@@ -320,6 +356,7 @@ impl DocumentStore for Store {
             }
             transaction.commit()?;
         }
+        self.readable_cache()?.clear();
         report.chunks_removed = removed_keys.len();
         report.chunks_added = added.len();
         self.keywords.remove(&removed_keys)?;

@@ -227,6 +227,7 @@ fn run(cli: &Cli) -> Result<()> {
                     engine.judge(
                         &run.dataset,
                         &config,
+                        &access,
                         judge,
                         &options,
                         &progress::Bar::default(),

@@ -48,6 +48,7 @@ fn each_key_reads_only_its_groups_documents(backend: Backend) {
     check_stats(&api);
     check_mcp(&addr);
     check_cli(&store.data);
+    check_changed_project_groups(&store.data);
 }
 
 /// An upload's `groups` field keeps it from other keys: not listed, not counted, a 404 when
@@ -204,6 +205,21 @@ fn check_cli(data: &Path) {
     assert_eq!(hits(&[])[0], HR_DOC);
     let unknown = run(data, &["search", QUESTION, "--as", "nobody"]);
     assert!(!unknown.status.success());
+}
+
+/// Giving a project other groups re-indexes its unchanged files with them.
+fn check_changed_project_groups(data: &Path) {
+    let question = "How much discount may sales representatives grant?";
+    let first_hit = |key: &str| -> String {
+        let found = run_json(data, &["search", question, "--top-k", "1", "--as", key]);
+        found["hits"][0]["source"].as_str().unwrap().to_string()
+    };
+    assert_eq!(first_hit("sales"), "sales/discounts.md");
+    assert_ne!(first_hit("hr"), "sales/discounts.md");
+    append_config(data, "[projects.sales]\ngroups = [\"hr\"]\n");
+    run_json(data, &["index"]);
+    assert_ne!(first_hit("sales"), "sales/discounts.md");
+    assert_eq!(first_hit("hr"), "sales/discounts.md");
 }
 
 fn assert_hides_hr(answer: &Value) {

@@ -20,7 +20,12 @@ const QUERIES: usize = 60;
 /// return only readable chunks, and as many as the reader may read up to `k`.
 pub fn check_reads_stay_in_groups(store: &mut dyn DocumentStore, seed: u64) {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let changes: Vec<FileChange> = (0..FILES).map(|n| random_file(&mut rng, n)).collect();
+    let changes: Vec<FileChange> = (0..FILES)
+        .map(|n| {
+            let groups = joined_groups(random_groups(&mut rng));
+            random_file(&mut rng, n, groups)
+        })
+        .collect();
     store.apply(changes).unwrap();
     store.commit().unwrap();
     let all = store.keys_matching(&Filters::default()).unwrap();
@@ -96,6 +101,27 @@ pub fn check_reads_stay_in_groups(store: &mut dyn DocumentStore, seed: u64) {
         let files: BTreeSet<String> = store.file_paths(&filters).unwrap().into_iter().collect();
         assert_eq!(files, readable_files, "{context}: files");
     }
+    check_a_write_is_read_at_once(store, &mut rng);
+}
+
+/// What a reader may read is not remembered across a write.
+fn check_a_write_is_read_at_once(store: &mut dyn DocumentStore, rng: &mut fastrand::Rng) {
+    let filters = Filters {
+        access: Access::Groups(["hr".to_string()].into()),
+        ..Filters::default()
+    };
+    let all = FILES * CHUNKS_PER_FILE * 2;
+    let before = store
+        .dense_search(&random_vector(rng), all, &filters)
+        .unwrap();
+    store
+        .apply(vec![random_file(rng, FILES, "hr".to_string())])
+        .unwrap();
+    store.commit().unwrap();
+    let after = store
+        .dense_search(&random_vector(rng), all, &filters)
+        .unwrap();
+    assert_eq!(after.len(), before.len() + CHUNKS_PER_FILE);
 }
 
 /// Up to two groups; none a third of the time (then everyone may read it).
@@ -111,11 +137,10 @@ fn random_vector(rng: &mut fastrand::Rng) -> Vec<f32> {
     vector.iter().map(|v| v / norm).collect()
 }
 
-fn random_file(rng: &mut fastrand::Rng, n: usize) -> FileChange {
+fn random_file(rng: &mut fastrand::Rng, n: usize, groups: String) -> FileChange {
     let path = format!("docs/file-{n}.md");
     let doc_id = format!("doc-{n}");
     let mut metadata = BTreeMap::new();
-    let groups = joined_groups(random_groups(rng));
     if !groups.is_empty() {
         metadata.insert(GROUPS_KEY.to_string(), groups);
     }
