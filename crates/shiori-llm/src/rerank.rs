@@ -119,7 +119,11 @@ mod tests {
         let scores = reranker.score("storage", &["a", "b", "c"]).unwrap();
         assert_eq!(scores, vec![2.0 / 3.0, 0.0, 1.0]);
         let body = server.requests()[0].json();
-        assert_eq!(body["response_format"]["type"], "json_object");
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(
+            body["response_format"]["json_schema"]["schema"],
+            ranking_schema()
+        );
         let prompt = body["messages"][1]["content"].as_str().unwrap();
         assert!(
             prompt.contains("<passage number=\"3\">c</passage>"),

@@ -64,6 +64,7 @@ pub fn generate(
     let mut first_token_seconds = Vec::new();
     let mut usage = Default::default();
     for _ in 0..runs {
+        model.forget_cached_prompt();
         let start = Instant::now();
         let mut first_piece = None;
         let response = model.chat(

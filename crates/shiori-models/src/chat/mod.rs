@@ -109,6 +109,18 @@ impl GgufChatModel {
         self
     }
 
+    /// Empties the KV cache kept from the last call, so the next computes its whole prompt (as
+    /// a benchmark of prompt speed needs).
+    pub fn forget_cached_prompt(&self) {
+        let mut slot = self
+            .session
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(session) = slot.as_mut() {
+            session.forget();
+        }
+    }
+
     /// The most tokens prompt and reply may hold together.
     pub fn context_length(&self) -> usize {
         self.context_tokens

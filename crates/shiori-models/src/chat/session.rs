@@ -55,6 +55,12 @@ impl Session {
         Ok(())
     }
 
+    /// Empties the KV cache: the next prompt is computed whole.
+    pub fn forget(&mut self) {
+        self.cached.clear();
+        self.context.clear_kv_cache();
+    }
+
     /// Samples the next token from the logits of the last decoded one.
     pub fn sample(&mut self, sampler: &mut LlamaSampler) -> LlamaToken {
         sampler.sample(&self.context, -1)
@@ -73,8 +79,7 @@ impl Session {
     fn decode(&mut self, batch: &mut LlamaBatch) -> Result<(), String> {
         self.context.decode(batch).map_err(|e| {
             // What the failed batch wrote is unknown: nothing cached can be trusted.
-            self.cached.clear();
-            self.context.clear_kv_cache();
+            self.forget();
             format!("llama.cpp could not decode: {e}")
         })
     }
