@@ -286,10 +286,20 @@ async fn an_api_key_guards_every_api_route_but_not_the_page_or_health() {
         .await
         .unwrap();
     assert_eq!(right.status(), 200);
-    for open in ["/", "/healthz", "/metrics", "/assets/app.js"] {
+    for open in ["/", "/healthz", "/assets/app.js"] {
         let response = server.client.get(server.url(open)).send().await.unwrap();
         assert_eq!(response.status(), 200, "{open}");
     }
+    let metrics = |key: Option<&'static str>| {
+        let request = server.client.get(server.url("/metrics"));
+        match key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+        .send()
+    };
+    assert_eq!(metrics(None).await.unwrap().status(), 401);
+    assert_eq!(metrics(Some("s3cret-key")).await.unwrap().status(), 200);
 }
 
 #[tokio::test(flavor = "multi_thread")]

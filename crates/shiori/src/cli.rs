@@ -27,8 +27,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create the data directory and its shiori.toml with default settings, and bring the
-    /// configured store's schema up to date (PostgreSQL migrations).
-    Init,
+    /// configured store's schema up to date (PostgreSQL migrations). With no chat model
+    /// configured, the best installed local one answers (`[llm.models.local]`).
+    Init {
+        /// Adopt no installed local chat model: answers stay extractive until one is configured.
+        #[arg(long)]
+        no_chat_model: bool,
+    },
     /// Index files and folders; unchanged files are skipped, vanished ones dropped. Without
     /// paths or --project: [ingest] sources and every [projects.NAME] of shiori.toml.
     Index {

@@ -56,9 +56,13 @@ fn main() {
 fn run(cli: &Cli) -> Result<()> {
     let home = ShioriHome::from_env()?;
     match &cli.command {
-        Command::Init => {
+        Command::Init { no_chat_model } => {
             let mut config = Config::load(&cli.data_dir)?;
-            let chat_model = adopt_installed_chat_model(&mut config, &home);
+            let chat_model = if *no_chat_model {
+                None
+            } else {
+                adopt_installed_chat_model(&mut config, &home)
+            };
             config.save(&cli.data_dir)?;
             let store = init_store(&config)?;
             output::print(

@@ -138,8 +138,12 @@ fn check_chat_completions(api: &Api) {
 }
 
 /// Counts leave out what a key may not read: three HR files (one an upload) with four HR
-/// documents (one of them a record in a public file), one sales file.
+/// documents (one of them a record in a public file), one sales file. The metrics count the
+/// whole index, so only the admin key reads them.
 fn check_stats(api: &Api) {
+    assert_eq!(api.get("sales", "/metrics").0, 403);
+    let (status, metrics) = api.get("admin", "/metrics");
+    assert_eq!(status, 200, "{metrics}");
     let counts = |key| {
         let (status, stats) = api.get(key, "/api/stats");
         assert_eq!(status, 200, "{stats}");

@@ -114,7 +114,7 @@ fn trec_ranking(run: &str) -> std::collections::HashMap<String, Vec<String>> {
 fn run_file_reproduces_the_reported_metrics() {
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("data");
-    run_json(&data, &["init"]);
+    run_json(&data, &["init", "--no-chat-model"]);
     let run_path = work.path().join("hybrid.run");
     let per_query_path = work.path().join("per-query.jsonl");
     let report = run_json(

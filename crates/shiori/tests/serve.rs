@@ -47,7 +47,7 @@ fn serve_answers_over_http_behind_the_api_key() {
 fn serving_beyond_loopback_needs_a_key() {
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("data");
-    run_json(&data, &["init"]);
+    run_json(&data, &["init", "--no-chat-model"]);
     let output = command(&data)
         .args(["serve", "--addr", "0.0.0.0:0"])
         .env_remove("SHIORI_API_KEY")

@@ -85,8 +85,9 @@ fn mcp_service(state: &SharedState) -> StreamableHttpService<McpHandler, LocalSe
     )
 }
 
-/// With API keys configured, `/api/...`, `/v1/...` and `/mcp` need `Authorization: Bearer <key>`
-/// and read as that key's [`Reader`]; the page, its assets, `/healthz` and `/metrics` stay open.
+/// With API keys configured, `/api/...`, `/v1/...`, `/mcp` and `/metrics` need
+/// `Authorization: Bearer <key>` and read as that key's [`Reader`]; the page, its assets and
+/// `/healthz` stay open.
 /// Without keys every request reads as the machine's owner.
 async fn authorize(State(state): State<SharedState>, mut request: Request, next: Next) -> Response {
     let keys = &state.options.keys;
@@ -112,8 +113,9 @@ async fn authorize(State(state): State<SharedState>, mut request: Request, next:
     }
 }
 
-/// The routes behind the API key: Shiori's own API, the OpenAI-compatible one and MCP.
-const PROTECTED_PREFIXES: [&str; 3] = ["/api/", "/v1/", "/mcp"];
+/// The routes behind the API key: Shiori's own API, the OpenAI-compatible one, MCP and the
+/// metrics (which count the whole index).
+const PROTECTED_PREFIXES: [&str; 4] = ["/api/", "/v1/", "/mcp", "/metrics"];
 
 /// Answers 503 when a request outlives its budget: writes get the long one.
 async fn timeout(State(state): State<SharedState>, request: Request, next: Next) -> Response {

@@ -1,5 +1,6 @@
 //! Reads about the server itself: stats, health, metrics, the OpenAPI document and the page.
 
+use super::index::require_admin;
 use crate::error::ApiError;
 use crate::progress::ProgressSnapshot;
 use crate::state::LastReindex;
@@ -60,20 +61,25 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
 
-/// `GET /metrics`: Prometheus text.
-pub async fn metrics(State(state): State<SharedState>) -> impl IntoResponse {
+/// `GET /metrics`: Prometheus text. It counts the whole index, so with keys configured only an
+/// admin key reads it.
+pub async fn metrics(
+    State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
+) -> Result<impl IntoResponse, ApiError> {
+    require_admin(&reader, "read the metrics")?;
     let engine = state.engine();
     let stats = tokio::task::spawn_blocking(move || engine.stats(&Access::Everything))
         .await
         .ok()
         .and_then(Result::ok);
-    (
+    Ok((
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
         state.metrics.render(stats.as_ref()),
-    )
+    ))
 }
 
 pub async fn openapi() -> impl IntoResponse {

@@ -45,7 +45,7 @@ pub fn test_store(backend: Backend) -> TestStore {
             (Some(server), Some(url))
         }
     };
-    let init = run_json(&data, &["init"]);
+    let init = run_json(&data, &["init", "--no-chat-model"]);
     if backend == Backend::Postgres {
         assert_eq!(
             init["store"]["migrations_applied"],
@@ -235,7 +235,7 @@ pub fn run_python_client(script: &str, args: &[&str]) -> String {
 /// `work/data`, initialised, with samples/faq's documents indexed.
 pub fn indexed_faq(work: &Path) -> PathBuf {
     let data = work.join("data");
-    run_json(&data, &["init"]);
+    run_json(&data, &["init", "--no-chat-model"]);
     index(&data, &sample_faq_dir().join("documents.jsonl"));
     data
 }
