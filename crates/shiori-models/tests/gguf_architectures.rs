@@ -2,7 +2,9 @@
 //! norms) loads and generates. No such model ships in a package registry, so the test writes a
 //! tiny one with random weights and a SentencePiece-style vocabulary, in GGUF's own layout.
 
-use std::ops::ControlFlow;
+mod common;
+
+use common::chat_streamed;
 use std::path::Path;
 
 use shiori_core::{ChatMessage, ChatModel, ChatRequest};
@@ -240,16 +242,7 @@ fn a_tiny_random_qwen3_loads_and_generates() {
     assert_eq!(ids.iter().filter(|&&id| id == 3).count(), 3);
     assert_eq!(ids.iter().filter(|&&id| id == 4).count(), 2);
 
-    let mut pieces = Vec::new();
-    let response = model
-        .chat(
-            &request,
-            Some(&mut |piece: &str| {
-                pieces.push(piece.to_string());
-                ControlFlow::Continue(())
-            }),
-        )
-        .unwrap();
+    let (response, pieces) = chat_streamed(&model, &request);
     assert_eq!(response.usage.completion_tokens, 8);
     assert_eq!(response.usage.prompt_tokens, ids.len() as u64);
     assert!(!pieces.is_empty());

@@ -1,6 +1,9 @@
 //! The local GGUF chat model (llama.cpp) on the real SmolLM2-135M-Instruct (and
 //! Qwen2.5-Coder-0.5B when asked for), as `shiori models fetch` installs them under `SHIORI_HOME`.
 
+mod common;
+
+use common::chat_streamed;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -61,16 +64,7 @@ fn prompt_uses_single_control_tokens_and_keeps_typed_ones_as_text() {
 fn answers_from_the_context_and_streams_the_same_text() {
     let model = smollm2();
     let request = zorbania(24);
-    let mut pieces = Vec::new();
-    let response = model
-        .chat(
-            &request,
-            Some(&mut |piece: &str| {
-                pieces.push(piece.to_string());
-                ControlFlow::Continue(())
-            }),
-        )
-        .unwrap();
+    let (response, pieces) = chat_streamed(model, &request);
     assert!(response.content.contains("Plimp"), "{:?}", response.content);
     assert!(pieces.len() > 1, "{pieces:?}");
     assert_eq!(pieces.concat(), response.content);
@@ -182,16 +176,8 @@ fn json_mode_replies_with_one_object_and_stops_there() {
     request.messages[0] = ChatMessage::system(
         "Answer the question using only the context, as JSON {\"capital\": \"name of the city\"}.",
     );
-    let mut streamed = String::new();
-    let response = smollm2()
-        .chat(
-            &request,
-            Some(&mut |piece: &str| {
-                streamed.push_str(piece);
-                ControlFlow::Continue(())
-            }),
-        )
-        .unwrap();
+    let (response, pieces) = chat_streamed(smollm2(), &request);
+    let streamed = pieces.concat();
     let object: serde_json::Value = serde_json::from_str(&response.content)
         .unwrap_or_else(|e| panic!("{e}: {:?}", response.content));
     assert!(object.is_object());
@@ -301,16 +287,8 @@ fn qwen_answers_a_japanese_question_from_the_context() {
         max_tokens: Some(32),
         ..ChatRequest::default()
     };
-    let mut streamed = String::new();
-    let response = model
-        .chat(
-            &request,
-            Some(&mut |piece: &str| {
-                streamed.push_str(piece);
-                ControlFlow::Continue(())
-            }),
-        )
-        .unwrap();
+    let (response, pieces) = chat_streamed(&model, &request);
+    let streamed = pieces.concat();
     assert!(
         response.content.contains("プリンプ"),
         "{:?}",
