@@ -73,7 +73,9 @@ results=$(mktemp)
 for model in "${models[@]}"; do
     for round in $(seq "$rounds"); do
         echo "$model: round $round of $rounds" >&2
-        shiori_result=$("$shiori" --json bench generate "$corpus" --model "$model" --runs 1)
+        # One line per run in the results file: `--json` prints indented JSON.
+        shiori_result=$("$shiori" --json bench generate "$corpus" --model "$model" --runs 1 \
+            | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))')
         echo "{\"engine\": \"shiori\", \"model\": \"$model\", \"result\": $shiori_result}" >>"$results"
         read -r path passages < <(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["path"], r["passages"])' "$shiori_result")
         echo "{\"engine\": \"llama.cpp\", \"model\": \"$model\", \"result\": $(llama_cpp_run "$path" "$passages")}" >>"$results"
