@@ -10,9 +10,19 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const QUESTION: &str = "How many API requests per minute does the Business plan allow?";
+
+/// The tests here run one at a time: llama.cpp's OpenMP threads spin while they wait, so two
+/// local models generating at once on a 2-core machine slowed each other to a token every 3 s.
+fn one_local_model_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCAL_MODEL: Mutex<()> = Mutex::new(());
+    LOCAL_MODEL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// samples/faq indexed, with the local model answering.
 fn local_model_data_dir(work: &Path) -> PathBuf {
@@ -37,6 +47,7 @@ max_tokens = 120
 
 #[test]
 fn the_basic_pipeline_answers_with_a_local_model_and_cites_a_real_source() {
+    let _alone = one_local_model_at_a_time();
     let work = tempfile::tempdir().unwrap();
     let data = local_model_data_dir(work.path());
 
@@ -79,6 +90,7 @@ fn sample_questions(count: usize) -> Vec<String> {
 
 #[test]
 fn crag_grades_are_valid_json_on_every_run() {
+    let _alone = one_local_model_at_a_time();
     let work = tempfile::tempdir().unwrap();
     let data = local_model_data_dir(work.path());
     let mut grades = 0;
@@ -138,6 +150,7 @@ fn read_events(reader: impl BufRead, started: Instant) -> Vec<(String, Value, Du
 
 #[test]
 fn the_local_models_tokens_stream_over_http_as_they_are_generated() {
+    let _alone = one_local_model_at_a_time();
     let work = tempfile::tempdir().unwrap();
     let data = local_model_data_dir(work.path());
     let (_serving, addr, _) = start_serving(command(&data));
