@@ -26,7 +26,7 @@ use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer};
 
 pub use dictionary::build_ipadic_dictionary;
 pub use error::AnalysisError;
-pub use script::{detect_script, Script};
+pub use script::{detect_script, is_japanese_char, Script};
 
 use error::io_error;
 use tokenizers::{BigramTokenizer, LatinWordTokenizer, MorphemeTokenizer};

@@ -6,7 +6,7 @@ pub enum Script {
 }
 
 /// Kana and CJK ideographs (including the iteration mark and the prolonged-sound mark).
-pub(crate) fn is_japanese_char(c: char) -> bool {
+pub fn is_japanese_char(c: char) -> bool {
     matches!(c,
         '\u{3005}' | '\u{3007}'            // 々 〇
         | '\u{3040}'..='\u{30FF}'          // hiragana, katakana

@@ -30,5 +30,5 @@ pub use tool_text::parse_tool_calls;
 pub use trace::{Citation, Price, PriceTable, Trace, TraceStep};
 pub use types::{
     embedding_input, Answer, Chunk, Document, Filters, Hit, RelevanceSignals, Reranked, Retrieval,
-    Source, Timings,
+    RetrievalStages, Source, Timings,
 };

@@ -135,8 +135,32 @@ pub struct Retrieval {
     pub verdict: RelevanceVerdict,
     pub embed_ms: f64,
     pub retrieve_ms: f64,
+    /// `retrieve_ms` by stage.
+    pub stages: RetrievalStages,
     /// The reranker that reordered `hits`; `None` when they are in the retrievers' order.
     pub reranked: Option<Reranked>,
+}
+
+/// Milliseconds in each stage of ranking, after the query is embedded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RetrievalStages {
+    pub dense_ms: f64,
+    pub bm25_ms: f64,
+    /// Relevance signals, the refusal decision and fusion.
+    pub fuse_ms: f64,
+    /// Reading the ranked chunks back from the store.
+    pub fetch_ms: f64,
+}
+
+impl RetrievalStages {
+    pub fn plus(&self, other: &RetrievalStages) -> RetrievalStages {
+        RetrievalStages {
+            dense_ms: self.dense_ms + other.dense_ms,
+            bm25_ms: self.bm25_ms + other.bm25_ms,
+            fuse_ms: self.fuse_ms + other.fuse_ms,
+            fetch_ms: self.fetch_ms + other.fetch_ms,
+        }
+    }
 }
 
 /// Which reranker reordered a retrieval's hits, and how long it took.

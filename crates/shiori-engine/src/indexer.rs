@@ -2,11 +2,13 @@ use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
 use shiori_core::{joined_groups, split_groups, Chunk, Document, Embedder, Filters, GROUPS_KEY};
+use shiori_core::{ChunkerConfig, ChunkerKind};
 use shiori_ingest::{
-    chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, WalkOptions,
+    chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, LoadedFile,
+    WalkOptions,
 };
 use shiori_models::embed_with_cache;
-use shiori_store::{FileChange, FileRecord};
+use shiori_store::{ApplyReport, FileChange, FileRecord};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
@@ -69,7 +71,7 @@ impl ProjectStamp {
     }
 
     /// The project's groups in stored form; `None` when everyone may read it.
-    fn groups(&self) -> Option<&str> {
+    pub(crate) fn groups(&self) -> Option<&str> {
         Some(self.groups.as_str()).filter(|groups| !groups.is_empty())
     }
 
@@ -116,8 +118,45 @@ pub struct IndexReport {
     pub chunks_embedded: usize,
     /// Chunks whose vectors came from the embedding cache.
     pub chunks_cached: usize,
+    /// Chunks whose vectors came with their records (JSONL's `vector`).
+    pub chunks_imported: usize,
     pub failures: Vec<IndexFailure>,
     pub elapsed_ms: f64,
+    /// Where the time went.
+    pub stages: IndexStages,
+}
+
+/// Milliseconds spent in each stage of an indexing run. Reading and chunking run on all
+/// cores at once, so their figure is wall time, not the sum over threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct IndexStages {
+    /// Reading, parsing and chunking files and records.
+    pub load_ms: f64,
+    /// Embedding chunks (or finding them in the cache).
+    pub embed_ms: f64,
+    /// Writing documents, chunks and vectors to the tables.
+    pub tables_ms: f64,
+    /// Handing chunks to the BM25 index.
+    pub keywords_ms: f64,
+    /// Inserting vectors into the HNSW graph.
+    pub vectors_ms: f64,
+    /// Making the derived indexes durable at the end.
+    pub commit_ms: f64,
+}
+
+impl IndexStages {
+    fn absorb(&mut self, other: IndexStages) {
+        self.load_ms += other.load_ms;
+        self.embed_ms += other.embed_ms;
+        self.tables_ms += other.tables_ms;
+        self.keywords_ms += other.keywords_ms;
+        self.vectors_ms += other.vectors_ms;
+        self.commit_ms += other.commit_ms;
+    }
+}
+
+pub(crate) fn ms(duration: std::time::Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
 }
 
 impl IndexReport {
@@ -132,8 +171,27 @@ impl IndexReport {
         self.chunks_removed += other.chunks_removed;
         self.chunks_embedded += other.chunks_embedded;
         self.chunks_cached += other.chunks_cached;
+        self.chunks_imported += other.chunks_imported;
         self.failures.extend(other.failures);
         self.elapsed_ms += other.elapsed_ms;
+        self.stages.absorb(other.stages);
+    }
+
+    /// Counts a store write: chunks in and out, duplicate documents as failures, its time.
+    pub(crate) fn record_write(&mut self, applied: ApplyReport) {
+        self.chunks_added += applied.chunks_added;
+        self.chunks_removed += applied.chunks_removed;
+        self.stages.tables_ms += ms(applied.timings.tables);
+        self.stages.keywords_ms += ms(applied.timings.keywords);
+        self.stages.vectors_ms += ms(applied.timings.vectors);
+        self.failures
+            .extend(applied.duplicates.into_iter().map(|d| IndexFailure {
+                path: d.path,
+                reason: format!(
+                    "document id {:?} is already indexed from {}; skipped",
+                    d.doc_id, d.existing_path
+                ),
+            }));
     }
 }
 
@@ -147,7 +205,7 @@ enum Prepared {
 struct ChangedFile {
     record: FileRecord,
     documents: Vec<Document>,
-    chunks: Vec<Chunk>,
+    chunks: Vec<(Chunk, Option<Vec<f32>>)>,
     /// Records that failed inside an otherwise good file (a bad JSONL line, say).
     record_failures: Vec<IndexFailure>,
 }
@@ -233,18 +291,33 @@ impl Engine {
         report.files_removed = removals.len();
         if !removals.is_empty() {
             let applied = self.store.apply(removals)?;
-            report.chunks_removed += applied.chunks_removed;
+            report.record_write(applied);
         }
 
         let candidates = self.changed_candidates(files)?;
         report.files_unchanged = report.files_seen - report.failures.len() - candidates.len();
         progress.start("indexing files", candidates.len() as u64);
-        for batch in candidates.chunks(FILES_PER_BATCH) {
+        let (streamed, whole): (Vec<_>, Vec<_>) = candidates
+            .into_iter()
+            .partition(|(file, _)| is_streamed(&file.path));
+        for batch in whole.chunks(FILES_PER_BATCH) {
             self.index_batch(batch, scope.project.as_ref(), &mut report, progress)?;
             progress.advance(batch.len() as u64);
         }
+        for (file, record) in &streamed {
+            self.index_streamed(
+                file,
+                record.as_ref(),
+                scope.project.as_ref(),
+                &mut report,
+                progress,
+            )?;
+            progress.advance(1);
+        }
         progress.finish();
+        let committing = Instant::now();
         self.store.commit()?;
+        report.stages.commit_ms += ms(committing.elapsed());
         report.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(report)
     }
@@ -320,10 +393,12 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let chunker = &self.config.chunker;
         let embedder = self.embedder.as_ref();
+        let loading = Instant::now();
         let prepared: Vec<Result<Prepared, IndexFailure>> = batch
             .par_iter()
             .map(|(file, record)| prepare(file, record.as_ref(), chunker, embedder, project))
             .collect();
+        report.stages.load_ms += ms(loading.elapsed());
         let mut ready = Vec::new();
         let mut changes = Vec::with_capacity(batch.len());
         for outcome in prepared {
@@ -338,39 +413,40 @@ impl Engine {
         }
         for file in ready {
             report.failures.extend(file.record_failures);
-            let vectors = self.embed_chunks(&file.chunks, report, progress)?;
+            let chunks = self.embed_chunks(file.chunks, report, progress)?;
             report.files_indexed += 1;
             report.documents += file.documents.len();
             changes.push(FileChange::Upsert {
                 file: file.record,
                 documents: file.documents,
-                chunks: file.chunks.into_iter().zip(vectors).collect(),
+                chunks,
             });
         }
         let applied = self.store.apply(changes)?;
         progress.chunks_written(applied.chunks_added as u64);
-        report.chunks_added += applied.chunks_added;
-        report.chunks_removed += applied.chunks_removed;
-        report
-            .failures
-            .extend(applied.duplicates.into_iter().map(|d| IndexFailure {
-                path: d.path,
-                reason: format!(
-                    "document id {:?} is already indexed from {}; skipped",
-                    d.doc_id, d.existing_path
-                ),
-            }));
+        report.record_write(applied);
         Ok(())
     }
 
-    fn embed_chunks(
+    /// Gives every chunk its vector: the one its record brought, else the embedder's (through
+    /// the cache).
+    pub(crate) fn embed_chunks(
         &self,
-        chunks: &[Chunk],
+        chunks: Vec<(Chunk, Option<Vec<f32>>)>,
         report: &mut IndexReport,
         progress: &dyn Progress,
-    ) -> Result<Vec<Vec<f32>>, EngineError> {
-        let mut vectors = Vec::with_capacity(chunks.len());
-        for group in chunks.chunks(CHUNKS_PER_EMBED) {
+    ) -> Result<Vec<(Chunk, Vec<f32>)>, EngineError> {
+        let started = Instant::now();
+        let (imported, to_embed): (Vec<_>, Vec<_>) =
+            chunks.into_iter().partition(|(_, vector)| vector.is_some());
+        let mut done: Vec<(Chunk, Vec<f32>)> = imported
+            .into_iter()
+            .filter_map(|(chunk, vector)| Some((chunk, vector?)))
+            .collect();
+        report.chunks_imported += done.len();
+        progress.chunks_embedded(done.len() as u64);
+        let to_embed: Vec<Chunk> = to_embed.into_iter().map(|(chunk, _)| chunk).collect();
+        for group in to_embed.chunks(CHUNKS_PER_EMBED) {
             let inputs: Vec<String> = group.iter().map(Chunk::embedding_input).collect();
             let items: Vec<(&str, &str)> = group
                 .iter()
@@ -381,16 +457,22 @@ impl Engine {
             report.chunks_embedded += stats.embedded;
             report.chunks_cached += stats.hits;
             progress.chunks_embedded(group.len() as u64);
-            vectors.extend(embedded);
+            done.extend(group.iter().cloned().zip(embedded));
         }
-        Ok(vectors)
+        report.stages.embed_ms += ms(started.elapsed());
+        Ok(done)
     }
+}
+
+/// Whether a file is read a batch of records at a time rather than whole (JSONL).
+fn is_streamed(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("jsonl"))
 }
 
 /// The file's content hash, followed by the groups it is given: a change of its groups alone
 /// (its `.NAME.groups`, its project's `groups`) indexes it again.
-fn stamped_hash(bytes: &[u8], groups: [Option<&str>; 2]) -> String {
-    let mut hash = content_hash(bytes);
+pub(crate) fn stamped_hash(mut hash: String, groups: [Option<&str>; 2]) -> String {
     for groups in groups.into_iter().flatten() {
         hash.push('+');
         hash.push_str(groups);
@@ -406,7 +488,7 @@ pub fn groups_file(path: &Path) -> Option<PathBuf> {
 }
 
 /// The groups [`groups_file`] gives the file at `path`, in stored form; `None` without one.
-fn sidecar_groups(path: &Path) -> std::io::Result<Option<String>> {
+pub(crate) fn sidecar_groups(path: &Path) -> std::io::Result<Option<String>> {
     let Some(sidecar) = groups_file(path) else {
         return Ok(None);
     };
@@ -436,7 +518,7 @@ fn prepare(
     let file_record = FileRecord {
         path: path.clone(),
         content_hash: stamped_hash(
-            &bytes,
+            content_hash(&bytes),
             [groups.as_deref(), project.and_then(ProjectStamp::groups)],
         ),
         size: file.size,
@@ -454,30 +536,9 @@ fn prepare(
             .map_or(message.clone(), str::to_string);
         failure(reason)
     })?;
-    let mut chunks: Vec<Chunk> = Vec::new();
-    for document in &loaded.documents {
-        let pieces = chunk_document(document, chunker, Some(embedder))
-            .map_err(|e| failure(e.to_string()))?;
-        chunks.extend(pieces);
-    }
-    // A record's own groups win over its file's, and those over its project's.
-    if let Some(groups) = &groups {
-        let metadata = loaded.documents.iter_mut().map(|d| &mut d.metadata);
-        for metadata in metadata.chain(chunks.iter_mut().map(|c| &mut c.metadata)) {
-            metadata
-                .entry(GROUPS_KEY.to_string())
-                .or_insert_with(|| groups.clone());
-        }
-    }
-    // Stamped after chunking: the chunkers read the loader's `doc_type`.
-    if let Some(project) = project {
-        for document in &mut loaded.documents {
-            project.stamp(&mut document.metadata);
-        }
-        for chunk in &mut chunks {
-            project.stamp(&mut chunk.metadata);
-        }
-    }
+    let (chunks, failures) =
+        chunk_loaded(&mut loaded, groups.as_deref(), project, chunker, embedder)
+            .map_err(failure)?;
     Ok(Prepared::Changed(ChangedFile {
         record: file_record,
         documents: loaded.documents,
@@ -489,8 +550,89 @@ fn prepare(
                 path: f.path.display().to_string(),
                 reason: f.reason,
             })
+            .chain(failures)
             .collect(),
     }))
+}
+
+/// Chunks loaded documents and gives them (and their chunks) the file's groups and project.
+/// A record that brought its own vector becomes one chunk that keeps it; a vector of the
+/// wrong size fails its record. An error fails the whole file.
+pub(crate) fn chunk_loaded(
+    loaded: &mut LoadedFile,
+    groups: Option<&str>,
+    project: Option<&ProjectStamp>,
+    chunker: &ChunkerConfig,
+    embedder: &dyn Embedder,
+) -> Result<(Vec<(Chunk, Option<Vec<f32>>)>, Vec<IndexFailure>), String> {
+    let failures = take_vectors_that_fit(loaded, embedder.dimension());
+    let whole = ChunkerConfig {
+        kind: ChunkerKind::Record,
+        ..chunker.clone()
+    };
+    let mut chunks = Vec::new();
+    for document in &loaded.documents {
+        let vector = loaded.vectors.remove(&document.doc_id);
+        let config = if vector.is_some() { &whole } else { chunker };
+        let pieces = chunk_document(document, config, Some(embedder)).map_err(|e| e.to_string())?;
+        chunks.extend(pieces.into_iter().map(|chunk| (chunk, vector.clone())));
+    }
+    // A record's own groups win over its file's, and those over its project's.
+    if let Some(groups) = groups {
+        let metadata = loaded.documents.iter_mut().map(|d| &mut d.metadata);
+        for metadata in metadata.chain(chunks.iter_mut().map(|(c, _)| &mut c.metadata)) {
+            metadata
+                .entry(GROUPS_KEY.to_string())
+                .or_insert_with(|| groups.to_string());
+        }
+    }
+    // Stamped after chunking: the chunkers read the loader's `doc_type`.
+    if let Some(project) = project {
+        for document in &mut loaded.documents {
+            project.stamp(&mut document.metadata);
+        }
+        for (chunk, _) in &mut chunks {
+            project.stamp(&mut chunk.metadata);
+        }
+    }
+    Ok((chunks, failures))
+}
+
+/// Normalises the vectors records brought (the indexes rank by inner product), and drops each
+/// record whose vector does not fit the embedder (`dimension`) with a failure naming its line.
+fn take_vectors_that_fit(loaded: &mut LoadedFile, dimension: usize) -> Vec<IndexFailure> {
+    let mut failures = Vec::new();
+    let mut rejected = HashSet::new();
+    for document in &loaded.documents {
+        let Some(vector) = loaded.vectors.get_mut(&document.doc_id) else {
+            continue;
+        };
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let reason = if vector.len() != dimension {
+            format!(
+                "vector has {} dimensions; the embedder makes {dimension}",
+                vector.len()
+            )
+        } else if norm == 0.0 || !norm.is_finite() {
+            "vector has zero or infinite length".to_string()
+        } else {
+            vector.iter_mut().for_each(|x| *x /= norm);
+            continue;
+        };
+        let (path, line) = document
+            .source
+            .rsplit_once("#L")
+            .unwrap_or((document.source.as_str(), "?"));
+        failures.push(IndexFailure {
+            path: path.to_string(),
+            reason: format!("line {line}: {reason}"),
+        });
+        rejected.insert(document.doc_id.clone());
+    }
+    loaded
+        .documents
+        .retain(|document| !rejected.contains(&document.doc_id));
+    failures
 }
 
 #[cfg(test)]

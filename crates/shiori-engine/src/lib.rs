@@ -15,6 +15,7 @@ mod query;
 mod shown_paths;
 mod sources;
 mod store;
+mod streamed;
 mod watch;
 
 pub use auth::{AuthConfig, KeyConfig, Keyring, Reader, LEGACY_KEY_VARIABLE};
@@ -28,7 +29,7 @@ pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
 pub use evaluation::EvalRun;
 pub use generation::{adopt_installed_chat_model, build_chat_model, Generation};
-pub use indexer::{groups_file, IndexFailure, IndexReport, Progress};
+pub use indexer::{groups_file, IndexFailure, IndexReport, IndexStages, Progress};
 pub use query::{check_query, check_retrieval, refusal_override, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
 pub use shown_paths::ShownPaths;

@@ -104,6 +104,7 @@ impl Corpus for FixedCorpus {
             verdict,
             embed_ms: 0.0,
             retrieve_ms: 0.0,
+            stages: Default::default(),
             reranked: None,
         })
     }

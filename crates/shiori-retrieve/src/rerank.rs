@@ -89,6 +89,7 @@ mod tests {
             },
             embed_ms: 0.0,
             retrieve_ms: 0.0,
+            stages: Default::default(),
             reranked: None,
         }
     }

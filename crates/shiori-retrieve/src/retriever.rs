@@ -3,6 +3,7 @@ use crate::signals::{relevance_signals, SIGNAL_DEPTH};
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
 use shiori_core::{
     Chunk, EmbedError, Embedder, Filters, Hit, Retrieval, RetrievalConfig, RetrievalMode,
+    RetrievalStages,
 };
 use shiori_store::{DocumentStore, StoreError};
 use std::collections::HashMap;
@@ -74,8 +75,16 @@ impl Retriever<'_> {
         let candidates = config.candidates.max(config.top_k);
         // Both lists are searched in every mode: the relevance signals need them.
         let depth = candidates.max(SIGNAL_DEPTH);
+        let mut stages = RetrievalStages::default();
+        let mut lap = Instant::now();
+        let mut stage_ms = |into: &mut f64| {
+            *into += elapsed_ms(lap);
+            lap = Instant::now();
+        };
         let dense = self.store.dense_search(query_vector, depth, filters)?;
+        stage_ms(&mut stages.dense_ms);
         let bm25 = self.store.keyword_search(query, depth, filters)?;
+        stage_ms(&mut stages.bm25_ms);
         let signals = relevance_signals(query, &dense, &bm25);
         let verdict = decide(signals.as_ref(), config.refusal, self.embedder.model_id());
         let (dense, bm25) = (
@@ -89,6 +98,7 @@ impl Retriever<'_> {
             RetrievalMode::Hybrid => fuse(dense, bm25, config),
         };
 
+        stage_ms(&mut stages.fuse_ms);
         let mut chunks = if let Some(decay) = &config.time_decay {
             // Decay can reorder anything among the candidates, so weigh them all before cutting.
             let chunks = self.load_chunks(&fused)?;
@@ -116,12 +126,14 @@ impl Retriever<'_> {
                 })
             })
             .collect();
+        stage_ms(&mut stages.fetch_ms);
         Ok(Retrieval {
             hits,
             signals,
             verdict,
             embed_ms,
             retrieve_ms: elapsed_ms(started),
+            stages,
             reranked: None,
         })
     }

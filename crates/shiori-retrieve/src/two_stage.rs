@@ -34,6 +34,7 @@ pub fn merge_two_stage(
         verdict,
         embed_ms: primary.embed_ms + secondary.embed_ms,
         retrieve_ms: primary.retrieve_ms + secondary.retrieve_ms,
+        stages: primary.stages.plus(&secondary.stages),
         reranked: None,
     }
 }
@@ -75,6 +76,7 @@ mod tests {
             },
             embed_ms: 1.0,
             retrieve_ms: 2.0,
+            stages: Default::default(),
             reranked: None,
         }
     }

@@ -63,6 +63,7 @@ pub(crate) fn apply(
     analyzers: &Analyzers,
     changes: Vec<FileChange>,
 ) -> Result<ApplyReport, PostgresError> {
+    let started = std::time::Instant::now();
     // Analysis is CPU work: done before the lock, so other writers wait only for the database.
     let fields: Vec<i16> = analyzers.field_ids().collect();
     let analysed: Vec<Analysed> = changes
@@ -75,17 +76,20 @@ pub(crate) fn apply(
             } => Analysed::Upsert {
                 file,
                 documents,
-                chunks: chunks
-                    .into_iter()
-                    .map(|(chunk, vector)| NewChunk {
-                        terms: analyzers.chunk_terms(&chunk.title, &chunk.text),
-                        chunk,
-                        vector,
-                    })
-                    .collect(),
+                chunks: analyse(analyzers, chunks),
+            },
+            FileChange::Append {
+                path,
+                documents,
+                chunks,
+            } => Analysed::Append {
+                path,
+                documents,
+                chunks: analyse(analyzers, chunks),
             },
             FileChange::Remove { path } => Analysed::Remove { path },
             FileChange::Touch { file } => Analysed::Touch { file },
+            FileChange::Seal { file } => Analysed::Seal { file },
         })
         .collect();
 
@@ -119,31 +123,27 @@ pub(crate) fn apply(
                 report.chunks_removed +=
                     delete_file(&mut transaction, &file.path, &fields, &mut stats)?;
                 insert_file(&mut transaction, &file)?;
-                let mut stored_docs = HashSet::new();
-                for document in &documents {
-                    let owner: Option<String> = transaction
-                        .query_opt(
-                            "SELECT file_path FROM documents WHERE doc_id = $1",
-                            &[&document.doc_id],
-                        )?
-                        .map(|row| row.get(0));
-                    if let Some(existing_path) = owner {
-                        report.duplicates.push(DuplicateDocument {
-                            doc_id: document.doc_id.clone(),
-                            path: file.path.clone(),
-                            existing_path,
-                        });
-                        continue;
-                    }
-                    insert_document(&mut transaction, &file.path, document)?;
-                    stored_docs.insert(document.doc_id.clone());
-                }
+                let stored =
+                    insert_documents(&mut transaction, &file.path, &documents, &mut report)?;
                 pending.extend(
                     chunks
                         .into_iter()
-                        .filter(|c| stored_docs.contains(&c.chunk.doc_id)),
+                        .filter(|c| stored.contains(&c.chunk.doc_id)),
                 );
             }
+            Analysed::Append {
+                path,
+                documents,
+                chunks,
+            } => {
+                let stored = insert_documents(&mut transaction, &path, &documents, &mut report)?;
+                pending.extend(
+                    chunks
+                        .into_iter()
+                        .filter(|c| stored.contains(&c.chunk.doc_id)),
+                );
+            }
+            Analysed::Seal { file } => seal_file(&mut transaction, &file)?,
         }
     }
     for batch in pending.chunks(CHUNKS_PER_INSERT) {
@@ -160,7 +160,50 @@ pub(crate) fn apply(
         }
     }
     transaction.commit()?;
+    // BM25 terms and the HNSW index are written inside the same statements.
+    report.timings.tables = started.elapsed();
     Ok(report)
+}
+
+fn analyse(analyzers: &Analyzers, chunks: Vec<(Chunk, Vec<f32>)>) -> Vec<NewChunk> {
+    chunks
+        .into_iter()
+        .map(|(chunk, vector)| NewChunk {
+            terms: analyzers.chunk_terms(&chunk.title, &chunk.text),
+            chunk,
+            vector,
+        })
+        .collect()
+}
+
+/// Stores a file's documents, skipping (and reporting) those another file already holds;
+/// returns the ids it stored.
+fn insert_documents(
+    transaction: &mut Transaction,
+    path: &str,
+    documents: &[Document],
+    report: &mut ApplyReport,
+) -> Result<HashSet<String>, PostgresError> {
+    let mut stored = HashSet::new();
+    for document in documents {
+        let owner: Option<String> = transaction
+            .query_opt(
+                "SELECT file_path FROM documents WHERE doc_id = $1",
+                &[&document.doc_id],
+            )?
+            .map(|row| row.get(0));
+        if let Some(existing_path) = owner {
+            report.duplicates.push(DuplicateDocument {
+                doc_id: document.doc_id.clone(),
+                path: path.to_string(),
+                existing_path,
+            });
+            continue;
+        }
+        insert_document(transaction, path, document)?;
+        stored.insert(document.doc_id.clone());
+    }
+    Ok(stored)
 }
 
 enum Analysed {
@@ -168,6 +211,14 @@ enum Analysed {
         file: FileRecord,
         documents: Vec<Document>,
         chunks: Vec<NewChunk>,
+    },
+    Append {
+        path: String,
+        documents: Vec<Document>,
+        chunks: Vec<NewChunk>,
+    },
+    Seal {
+        file: FileRecord,
     },
     Remove {
         path: String,
@@ -204,6 +255,22 @@ fn touch_file(transaction: &mut Transaction, file: &FileRecord) -> Result<(), Po
     transaction.execute(
         "UPDATE files SET size = $2, modified_ns = $3, read_at_ns = $4
          WHERE path = $1 AND content_hash = $5",
+        &[
+            &file.path,
+            &(file.size as i64),
+            &file.modified_ns,
+            &file.read_at_ns,
+            &file.content_hash,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records the real hash and stamps of a file written in parts.
+fn seal_file(transaction: &mut Transaction, file: &FileRecord) -> Result<(), PostgresError> {
+    transaction.execute(
+        "UPDATE files SET content_hash = $5, size = $2, modified_ns = $3, read_at_ns = $4
+         WHERE path = $1",
         &[
             &file.path,
             &(file.size as i64),

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use shiori_analysis::{
-    japanese_analyzer_name, register_analyzers, JapaneseTokenization, ENGLISH_ANALYZER,
-    JAPANESE_BIGRAM_ANALYZER, JAPANESE_IPADIC_ANALYZER,
+    is_japanese_char, japanese_analyzer_name, register_analyzers, JapaneseTokenization,
+    ENGLISH_ANALYZER, JAPANESE_BIGRAM_ANALYZER, JAPANESE_IPADIC_ANALYZER,
 };
 use shiori_core::{AllowedKeys, IndexError, KeywordIndex};
 use tantivy::collector::{FilterCollector, TopDocs};
@@ -44,6 +44,8 @@ struct AnalyzedField {
     field: Field,
     analyzer: TextAnalyzer,
     boost: Score,
+    /// Whether this is the character-bigram field.
+    bigrams: bool,
 }
 
 /// A [`KeywordIndex`] backed by tantivy. The writer (which holds tantivy's directory lock) is
@@ -142,14 +144,12 @@ impl TantivyKeywordIndex {
                 .schema()
                 .get_field(&field_name(analyzer))
                 .map_err(backend)?;
+            let bigrams = analyzer == JAPANESE_BIGRAM_ANALYZER;
             fields.push(AnalyzedField {
                 field,
                 analyzer: index.tokenizer_for_field(field).map_err(backend)?,
-                boost: if analyzer == JAPANESE_BIGRAM_ANALYZER {
-                    BIGRAM_BOOST
-                } else {
-                    1.0
-                },
+                boost: if bigrams { BIGRAM_BOOST } else { 1.0 },
+                bigrams,
             });
         }
 
@@ -220,6 +220,45 @@ impl TantivyKeywordIndex {
     }
 }
 
+/// A query clause: one term of one field, at the field's weight.
+type Clause = (Occur, Box<dyn Query>);
+
+impl TantivyKeywordIndex {
+    /// The query's terms in every field, split in two. Character bigrams of Latin words
+    /// ("oatmeal" → "oa", "at", …) occur in most English chunks: as retrieval terms they make
+    /// every query walk most of the index. So they only add to the score of chunks the other
+    /// terms found ("refining"); every other term finds chunks ("matching"). A query with
+    /// nothing but such bigrams lets them find chunks too.
+    fn query_terms(&self, query: &str) -> (Vec<Clause>, Vec<Clause>) {
+        let mut matching = Vec::new();
+        let mut refining = Vec::new();
+        for field in &self.fields {
+            let mut analyzer = field.analyzer.clone();
+            let mut stream = analyzer.token_stream(query);
+            let mut seen = HashSet::new();
+            while let Some(token) = stream.next() {
+                if !seen.insert(token.text.clone()) {
+                    continue;
+                }
+                let latin_bigram = field.bigrams && !token.text.chars().any(is_japanese_char);
+                let term = Term::from_field_text(field.field, &token.text);
+                let term_query: Box<dyn Query> =
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                let clause: Box<dyn Query> = if field.boost == 1.0 {
+                    term_query
+                } else {
+                    Box::new(BoostQuery::new(term_query, field.boost))
+                };
+                match latin_bigram {
+                    true => refining.push((Occur::Should, clause)),
+                    false => matching.push((Occur::Should, clause)),
+                }
+            }
+        }
+        (matching, refining)
+    }
+}
+
 impl KeywordIndex for TantivyKeywordIndex {
     /// Chunks visible to searches, i.e. as of the last [`persist`](KeywordIndex::persist).
     fn len(&self) -> usize {
@@ -282,33 +321,22 @@ impl KeywordIndex for TantivyKeywordIndex {
         }
         // Terms straight from the analyzers: unlike tantivy's QueryParser, no query syntax, so
         // user punctuation (`?`, `:`, quotes) can never make a query fail.
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for field in &self.fields {
-            let mut analyzer = field.analyzer.clone();
-            let mut stream = analyzer.token_stream(query);
-            let mut seen = HashSet::new();
-            while let Some(token) = stream.next() {
-                if !seen.insert(token.text.clone()) {
-                    continue;
-                }
-                let term = Term::from_field_text(field.field, &token.text);
-                let term_query: Box<dyn Query> =
-                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                clauses.push((
-                    Occur::Should,
-                    if field.boost == 1.0 {
-                        term_query
-                    } else {
-                        Box::new(BoostQuery::new(term_query, field.boost))
-                    },
-                ));
-            }
-        }
-        if clauses.is_empty() {
+        let (matching, refining) = self.query_terms(query);
+        if matching.is_empty() && refining.is_empty() {
             return Ok(Vec::new());
         }
+        let query = match (matching.is_empty(), refining.is_empty()) {
+            (false, false) => {
+                let mut clauses = vec![(
+                    Occur::Must,
+                    Box::new(BooleanQuery::new(matching)) as Box<dyn Query>,
+                )];
+                clauses.extend(refining);
+                BooleanQuery::new(clauses)
+            }
+            _ => BooleanQuery::new(matching.into_iter().chain(refining).collect()),
+        };
         let searcher = self.reader.searcher();
-        let query = BooleanQuery::new(clauses);
         let best = TopDocs::with_limit(k).order_by_score();
         // A filter in the collector: chunks the reader may not see never take a place, so the
         // top k are filled from the allowed ones.

@@ -25,6 +25,7 @@ use shiori_core::{
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -82,6 +83,24 @@ pub enum FileChange {
     Touch {
         file: FileRecord,
     },
+    /// More records of a file written in parts (a large JSONL file): the first part is an
+    /// `Upsert` whose record carries [`partial_hash`], later parts add to it, and `Seal`
+    /// records its real hash once the last part is in. A crash in between leaves a hash no
+    /// file has, so the next run indexes the file again.
+    Append {
+        path: String,
+        documents: Vec<Document>,
+        chunks: Vec<(Chunk, Vec<f32>)>,
+    },
+    /// The file's real hash and stamps, after its last part.
+    Seal {
+        file: FileRecord,
+    },
+}
+
+/// The content hash a file written in parts carries until it is sealed.
+pub fn partial_hash(content_hash: &str) -> String {
+    format!("partial:{content_hash}")
 }
 
 /// A document that was not stored because another file (or an earlier record) holds its id.
@@ -97,6 +116,26 @@ pub struct ApplyReport {
     pub chunks_added: usize,
     pub chunks_removed: usize,
     pub duplicates: Vec<DuplicateDocument>,
+    pub timings: WriteTimings,
+}
+
+/// Where a write's time went, for the indexing report and `shiori bench scale`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct WriteTimings {
+    /// The tables (documents, chunks, vectors), in their transaction.
+    pub tables: Duration,
+    /// Handing chunks to the BM25 index (the embedded store's tantivy).
+    pub keywords: Duration,
+    /// Inserting vectors into the HNSW graph (the embedded store's usearch).
+    pub vectors: Duration,
+}
+
+impl WriteTimings {
+    pub fn absorb(&mut self, other: WriteTimings) {
+        self.tables += other.tables;
+        self.keywords += other.keywords;
+        self.vectors += other.vectors;
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -315,6 +354,7 @@ impl DocumentStore for Store {
         let mut report = ApplyReport::default();
         let mut removed_keys = Vec::new();
         let mut added: Vec<(u64, Chunk, Vec<f32>)> = Vec::new();
+        let started = Instant::now();
         {
             let transaction = begin_dirty_write(&mut self.connection)?;
             for change in changes {
@@ -323,6 +363,7 @@ impl DocumentStore for Store {
                         removed_keys.extend(tables::delete_file(&transaction, &path)?);
                     }
                     FileChange::Touch { file } => tables::touch_file(&transaction, &file)?,
+                    FileChange::Seal { file } => tables::seal_file(&transaction, &file)?,
                     FileChange::Upsert {
                         file,
                         documents,
@@ -330,47 +371,49 @@ impl DocumentStore for Store {
                     } => {
                         removed_keys.extend(tables::delete_file(&transaction, &file.path)?);
                         tables::insert_file(&transaction, &file)?;
-                        let mut stored_docs = HashSet::new();
-                        for document in &documents {
-                            if let Some(existing_path) =
-                                tables::document_owner(&transaction, &document.doc_id)?
-                            {
-                                report.duplicates.push(DuplicateDocument {
-                                    doc_id: document.doc_id.clone(),
-                                    path: file.path.clone(),
-                                    existing_path,
-                                });
-                                continue;
-                            }
-                            tables::insert_document(&transaction, &file.path, document)?;
-                            stored_docs.insert(document.doc_id.as_str());
-                        }
-                        for (chunk, vector) in chunks {
-                            if stored_docs.contains(chunk.doc_id.as_str()) {
-                                let key = tables::insert_chunk(&transaction, &chunk, &vector)?;
-                                added.push((key, chunk, vector));
-                            }
-                        }
+                        added.extend(insert_records(
+                            &transaction,
+                            &file.path,
+                            documents,
+                            chunks,
+                            &mut report,
+                        )?);
                     }
+                    FileChange::Append {
+                        path,
+                        documents,
+                        chunks,
+                    } => added.extend(insert_records(
+                        &transaction,
+                        &path,
+                        documents,
+                        chunks,
+                        &mut report,
+                    )?),
                 }
             }
             transaction.commit()?;
         }
+        report.timings.tables = started.elapsed();
         self.readable_cache()?.clear();
         report.chunks_removed = removed_keys.len();
         report.chunks_added = added.len();
+        let started = Instant::now();
         self.keywords.remove(&removed_keys)?;
-        self.vectors.remove(&removed_keys)?;
         let texts: Vec<(u64, &str, &str)> = added
             .iter()
             .map(|(key, chunk, _)| (*key, chunk.title.as_str(), chunk.text.as_str()))
             .collect();
         self.keywords.upsert(&texts)?;
+        report.timings.keywords = started.elapsed();
+        let started = Instant::now();
+        self.vectors.remove(&removed_keys)?;
         let vectors: Vec<(u64, Vec<f32>)> = added
             .into_iter()
             .map(|(key, _, vector)| (key, vector))
             .collect();
         self.vectors.upsert(&vectors)?;
+        report.timings.vectors = started.elapsed();
         Ok(report)
     }
 
@@ -462,6 +505,38 @@ impl DocumentStore for Store {
             vector_index: "usearch-hnsw (exact below 20k vectors)".to_string(),
         })
     }
+}
+
+/// Stores a file's documents, skipping (and reporting) those another file already holds, then
+/// the chunks of the documents it stored; yields each stored chunk with its new key.
+fn insert_records(
+    transaction: &Transaction,
+    path: &str,
+    documents: Vec<Document>,
+    chunks: Vec<(Chunk, Vec<f32>)>,
+    report: &mut ApplyReport,
+) -> Result<Vec<(u64, Chunk, Vec<f32>)>, StoreError> {
+    let mut stored_docs = HashSet::new();
+    for document in documents {
+        if let Some(existing_path) = tables::document_owner(transaction, &document.doc_id)? {
+            report.duplicates.push(DuplicateDocument {
+                doc_id: document.doc_id,
+                path: path.to_string(),
+                existing_path,
+            });
+            continue;
+        }
+        tables::insert_document(transaction, path, &document)?;
+        stored_docs.insert(document.doc_id);
+    }
+    let mut stored = Vec::with_capacity(chunks.len());
+    for (chunk, vector) in chunks {
+        if stored_docs.contains(&chunk.doc_id) {
+            let key = tables::insert_chunk(transaction, &chunk, &vector)?;
+            stored.push((key, chunk, vector));
+        }
+    }
+    Ok(stored)
 }
 
 /// The embedder and vector size the store in `dir` was built with, if there is one.

@@ -211,6 +211,22 @@ pub(crate) fn touch_file(transaction: &Transaction, file: &FileRecord) -> Result
     Ok(())
 }
 
+/// Records the real hash and stamps of a file written in parts.
+pub(crate) fn seal_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
+    transaction.execute(
+        "UPDATE files SET content_hash = ?5, size = ?2, modified = ?3, indexed_at = ?4
+         WHERE path = ?1",
+        params![
+            file.path,
+            file.size as i64,
+            file.modified_ns,
+            file.read_at_ns,
+            file.content_hash
+        ],
+    )?;
+    Ok(())
+}
+
 /// The file that already holds `doc_id`, if any.
 pub(crate) fn document_owner(
     transaction: &Transaction,

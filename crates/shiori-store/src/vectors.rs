@@ -1,3 +1,4 @@
+use rayon::prelude::*;
 use shiori_core::{IndexError, VectorIndex};
 use std::path::{Path, PathBuf};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
@@ -15,6 +16,8 @@ pub struct UsearchIndex {
     index: Index,
     path: PathBuf,
     dimension: usize,
+    /// How many threads may add at once, as last reserved.
+    adding_threads: usize,
 }
 
 fn backend(error: impl std::fmt::Display) -> IndexError {
@@ -57,6 +60,7 @@ impl UsearchIndex {
             index,
             path: path.to_path_buf(),
             dimension,
+            adding_threads: 0,
         })
     }
 
@@ -76,11 +80,20 @@ impl UsearchIndex {
         }
     }
 
-    fn reserve_for(&self, additional: usize) -> Result<(), IndexError> {
+    /// Room for `additional` vectors, added by every thread of the current rayon pool.
+    fn reserve_for(&mut self, additional: usize) -> Result<(), IndexError> {
         let needed = self.index.size() + additional;
-        if needed > self.index.capacity() {
-            let capacity = needed.max(self.index.capacity() * 2).max(1024);
-            self.index.reserve(capacity).map_err(backend)?;
+        let threads = rayon::current_num_threads().max(1);
+        let grow = needed > self.index.capacity();
+        if grow || threads > self.adding_threads {
+            let capacity = match grow {
+                true => needed.max(self.index.capacity() * 2).max(1024),
+                false => self.index.capacity(),
+            };
+            self.index
+                .reserve_capacity_and_threads(capacity, threads)
+                .map_err(backend)?;
+            self.adding_threads = threads;
         }
         Ok(())
     }
@@ -95,16 +108,21 @@ impl VectorIndex for UsearchIndex {
         self.index.size()
     }
 
+    /// Inserts on every thread of the current rayon pool (a server's writer pool, so never
+    /// the threads that answer queries): usearch takes concurrent adds up to the thread count
+    /// its capacity was reserved for.
     fn upsert(&mut self, entries: &[(u64, Vec<f32>)]) -> Result<(), IndexError> {
-        self.reserve_for(entries.len())?;
         for (key, vector) in entries {
             self.check_dimension(vector)?;
             if self.index.contains(*key) {
                 self.index.remove(*key).map_err(backend)?;
             }
-            self.index.add(*key, vector).map_err(backend)?;
         }
-        Ok(())
+        self.reserve_for(entries.len())?;
+        let index = &self.index;
+        entries
+            .par_iter()
+            .try_for_each(|(key, vector)| index.add(*key, vector).map_err(backend))
     }
 
     fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError> {

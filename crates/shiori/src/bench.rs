@@ -12,18 +12,30 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>> {
+pub(crate) fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>> {
     Ok(shiori_eval::json_lines(path)?
         .into_iter()
         .map(|(_, value)| value)
         .collect())
 }
 
-fn percentile(sorted: &[f64], fraction: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], fraction: f64) -> f64 {
     sorted
         .get(((sorted.len().saturating_sub(1)) as f64 * fraction).round() as usize)
         .copied()
         .unwrap_or(0.0)
+}
+
+/// A byte figure of this process from Linux's `/proc/self/status` (`VmHWM`: the most resident
+/// memory it has held; `VmRSS`: what it holds now), if the system says.
+pub(crate) fn proc_status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| {
+        line.strip_prefix(field)
+            .is_some_and(|rest| rest.starts_with(':'))
+    })?;
+    let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kilobytes * 1024)
 }
 
 /// Embeds the `text` of every record (up to `limit`) in one call with each embedder in turn,

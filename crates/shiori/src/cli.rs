@@ -357,6 +357,22 @@ pub enum BenchAction {
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
         restrict: Option<u64>,
     },
+    /// The embedded store at `--chunks` distinct chunks generated from a BEIR set (text
+    /// resampled from its passages, vectors around their embeddings) and indexed from those
+    /// precomputed vectors: indexing time per stage, query latency per mode and stage, HNSW
+    /// recall@10 against exact search, peak RSS, data directory size.
+    Scale {
+        /// A BEIR dataset folder (corpus.jsonl + queries.jsonl).
+        dataset: PathBuf,
+        #[arg(long, default_value_t = 100_000)]
+        chunks: usize,
+        /// Seed of the generated corpus.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Build the store in this new directory and keep it (default: a temporary one).
+        #[arg(long)]
+        keep: Option<PathBuf>,
+    },
     /// Loading speed (pages or parts per second) of files, each loaded `--runs` times; with
     /// `--sample-pdf-pages N` a generated N-page PDF is measured too.
     Ingest {

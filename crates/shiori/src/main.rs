@@ -4,6 +4,7 @@
 mod bench;
 mod bench_generate;
 mod bench_ingest;
+mod bench_scale;
 mod chat;
 mod cli;
 mod indexing;
@@ -384,6 +385,12 @@ fn run(cli: &Cli) -> Result<()> {
                 postgres.as_deref(),
                 *restrict,
             ),
+            BenchAction::Scale {
+                dataset,
+                chunks,
+                seed,
+                keep,
+            } => bench_scale::scale(cli, &home, dataset, *chunks, *seed, keep.as_deref()),
             BenchAction::Ingest {
                 files,
                 sample_pdf_pages,

@@ -11,6 +11,7 @@ backend_tests!(
     reindexing_skips_unchanged_files_and_drops_deleted_ones,
     a_same_size_edit_that_keeps_the_modification_time_is_reindexed,
     bad_files_fail_alone_and_are_named,
+    records_bring_their_own_vectors,
 );
 
 fn file_name(doc_id: &str) -> &str {
@@ -456,4 +457,112 @@ fn start_conversation(data: &std::path::Path, question: &str) -> String {
     assert!(output.status.success());
     let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     answer["conversation_id"].as_str().unwrap().to_string()
+}
+
+/// An OpenAI-style embeddings API that puts every text mentioning "north" near the first axis
+/// and everything else on the fourth.
+fn compass_embedder() -> shiori_mock::MockServer {
+    shiori_mock::MockServer::start(|request| {
+        let inputs = request.json()["input"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let data: Vec<serde_json::Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let north = text.as_str().unwrap_or_default().contains("north");
+                let embedding = if north {
+                    [0.9, 0.1, 0.0, 0.0]
+                } else {
+                    [0.0, 0.0, 0.0, 1.0]
+                };
+                serde_json::json!({"object": "embedding", "index": index, "embedding": embedding})
+            })
+            .collect();
+        shiori_mock::Reply::json(serde_json::json!({
+            "object": "list",
+            "data": data,
+            "model": "compass",
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }))
+    })
+}
+
+fn embedded_texts(api: &shiori_mock::MockServer) -> Vec<String> {
+    api.requests_to("/embeddings")
+        .iter()
+        .flat_map(|request| {
+            request.json()["input"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|text| text.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// JSONL records may carry their vectors (a migration from another system, or vectors made
+/// elsewhere): those are stored as they are, one chunk per record, and never sent to the
+/// embedder; a vector of the wrong size fails its record alone.
+fn records_bring_their_own_vectors(backend: Backend) {
+    let store = test_store(backend);
+    let api = compass_embedder();
+    append_config(
+        &store.data,
+        &format!(
+            "[embedder]\nkind = \"openai\"\nmodel = \"compass\"\nbase_url = \"{}\"\ndimension = 4\n",
+            api.url()
+        ),
+    );
+    let corpus = store.work.path().join("records.jsonl");
+    std::fs::write(
+        &corpus,
+        concat!(
+            r#"{"_id": "harbour", "text": "Due north of the harbour", "vector": [2, 0, 0, 0]}"#,
+            "\n",
+            r#"{"_id": "gate", "text": "The east gate, north side", "vector": [0, 1, 0, 0]}"#,
+            "\n",
+            r#"{"_id": "short", "text": "A vector too short", "vector": [1, 0, 0]}"#,
+            "\n",
+            r#"{"_id": "plain", "text": "A record without a vector"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let report = index_with_failures(&store.data, &corpus);
+    assert_eq!(report["chunks_imported"], 2, "{report}");
+    // Other tests on this machine may have put the plain record in the embedding cache.
+    let from_embedder = report["chunks_embedded"].as_u64().unwrap();
+    assert_eq!(
+        from_embedder + report["chunks_cached"].as_u64().unwrap(),
+        1,
+        "{report}"
+    );
+    assert_eq!(report["chunks_added"], 3, "{report}");
+    let failures = report["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{report}");
+    assert_eq!(
+        failures[0]["reason"], "line 3: vector has 3 dimensions; the embedder makes 4",
+        "{report}"
+    );
+    let sent = embedded_texts(&api);
+    assert_eq!(sent.len() as u64, from_embedder, "{sent:?}");
+    assert!(
+        sent.iter().all(|text| text == "A record without a vector"),
+        "{sent:?}"
+    );
+
+    // The query is embedded by the API and lands nearest the imported vector on its axis,
+    // though the gate's text mentions "north" too: its own vector says otherwise.
+    let ids = search_ids(&store.data, "which way is north", "dense");
+    assert_eq!(ids.first().map(String::as_str), Some("harbour"), "{ids:?}");
+    let again = index(&store.data, &corpus);
+    assert_eq!(again["files_unchanged"], 1, "{again}");
+    let since = embedded_texts(&api).split_off(sent.len());
+    assert_eq!(
+        since,
+        ["which way is north"],
+        "only the query was embedded since"
+    );
 }

@@ -94,6 +94,7 @@ fn records(
                 title: cell(title_column).unwrap_or_default().to_owned(),
                 text: cell(Some(text_column)).unwrap_or_default().to_owned(),
                 fields,
+                vector: None,
             },
         );
     }

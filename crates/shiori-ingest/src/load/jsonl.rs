@@ -1,24 +1,28 @@
-use super::records::{Record, Records};
+use super::jsonl_stream::JsonlStream;
+use super::records::Record;
 use super::LoadedFile;
+use crate::error::IngestError;
 use serde_json::{Map, Value};
 use shiori_core::GROUPS_KEY;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// One record per line: `doc_id`/`_id` and `text` required, `title` optional, other scalar
-/// fields kept as metadata. Blank lines are skipped; a bad line fails alone.
-pub(super) fn load(path: &Path, text: &str, modified: i64) -> LoadedFile {
-    let mut records = Records::new(path, "jsonl", modified);
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match parse(line) {
-            Ok(record) => records.add(index + 1, record),
-            Err(reason) => records.fail(index + 1, reason),
-        }
+/// One record per line: `doc_id`/`_id` and `text` required, `title` optional, `vector` (an
+/// array of numbers) optional, other scalar fields kept as metadata. Blank lines are skipped;
+/// a bad line fails alone.
+pub(super) fn load(path: &Path, text: &str, modified: i64) -> Result<LoadedFile, IngestError> {
+    let mut stream = JsonlStream::new(path, text.as_bytes(), modified);
+    Ok(stream.next_batch(usize::MAX)?.unwrap_or_default())
+}
+
+/// One line's record; `None` for a blank line.
+pub(super) fn parse_line(bytes: &[u8]) -> Result<Option<Record>, String> {
+    let line = std::str::from_utf8(bytes)
+        .map_err(|err| format!("not valid UTF-8 at byte {}", err.valid_up_to()))?;
+    if line.trim().is_empty() {
+        return Ok(None);
     }
-    records.finish()
+    parse(line).map(Some)
 }
 
 fn parse(line: &str) -> Result<Record, String> {
@@ -41,6 +45,7 @@ fn parse(line: &str) -> Result<Record, String> {
         None | Some(Value::Null) => return Err("missing text".to_owned()),
         Some(_) => return Err("text must be a string".to_owned()),
     };
+    let vector = object.remove("vector").map(vector).transpose()?;
     let title = object
         .remove("title")
         .as_ref()
@@ -55,7 +60,25 @@ fn parse(line: &str) -> Result<Record, String> {
         title,
         text,
         fields,
+        vector,
     })
+}
+
+/// A record's own vector: a non-empty array of finite numbers.
+fn vector(value: Value) -> Result<Vec<f32>, String> {
+    const WRONG: &str = "vector must be a non-empty array of finite numbers";
+    let Value::Array(items) = value else {
+        return Err(WRONG.to_owned());
+    };
+    let vector: Vec<f32> = items
+        .iter()
+        .map(|item| item.as_f64().map(|x| x as f32).filter(|x| x.is_finite()))
+        .collect::<Option<_>>()
+        .ok_or(WRONG)?;
+    if vector.is_empty() {
+        return Err(WRONG.to_owned());
+    }
+    Ok(vector)
 }
 
 /// The record's id from `doc_id` (or `_id`); numbers are accepted since many exports use them.

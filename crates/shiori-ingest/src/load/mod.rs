@@ -5,6 +5,7 @@ mod date;
 mod docx;
 mod html;
 mod jsonl;
+mod jsonl_stream;
 mod markdown;
 mod office;
 mod pdf;
@@ -17,14 +18,15 @@ mod xlsx;
 
 use crate::error::{IngestError, IngestFailure};
 use crate::normalize::normalize;
+pub use jsonl_stream::JsonlStream;
 use shiori_core::Document;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::Path;
 
 /// How far into a file to look for NUL bytes: enough to catch binary headers without reading
 /// a large file twice.
-const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 /// The formats `load_file` understands, chosen by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +71,8 @@ pub fn is_supported(path: &Path) -> bool {
 pub struct LoadedFile {
     pub documents: Vec<Document>,
     pub record_failures: Vec<IngestFailure>,
+    /// Vectors that records brought with them (JSONL's `vector`), by document id.
+    pub vectors: HashMap<String, Vec<f32>>,
 }
 
 /// Reads and parses one file. `modified` (Unix seconds) becomes every document's `modified`
@@ -109,7 +113,7 @@ fn parse(
             match format {
                 Format::Markdown => single(markdown::load(path, &text, modified)?),
                 Format::Html => single(html::load(path, &text, modified)?),
-                Format::Jsonl => jsonl::load(path, &text, modified),
+                Format::Jsonl => jsonl::load(path, &text, modified)?,
                 Format::Csv => csv::load(path, &text, modified)?,
                 _ => single(text::load(path, &text, modified)?),
             }
@@ -126,7 +130,7 @@ fn parse(
 fn single(document: Document) -> LoadedFile {
     LoadedFile {
         documents: vec![document],
-        record_failures: Vec::new(),
+        ..LoadedFile::default()
     }
 }
 

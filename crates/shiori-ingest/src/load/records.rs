@@ -8,7 +8,7 @@ use crate::normalize::normalize;
 use shiori_core::{joined_groups, split_groups, Document, GROUPS_KEY};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One record before it becomes a `Document`.
 pub(super) struct Record {
@@ -17,22 +17,24 @@ pub(super) struct Record {
     pub text: String,
     /// Every other field rendered as a string; becomes the document's metadata.
     pub fields: BTreeMap<String, String>,
+    /// A vector computed elsewhere, to be stored instead of embedding the text.
+    pub vector: Option<Vec<f32>>,
 }
 
 /// Collects one file's records. A bad record fails alone, and a repeated id fails too, since
 /// the second record would silently replace the first in the store.
-pub(super) struct Records<'a> {
-    path: &'a Path,
+pub(super) struct Records {
+    path: PathBuf,
     doc_type: &'static str,
     modified: i64,
     first_line: HashMap<String, usize>,
     loaded: LoadedFile,
 }
 
-impl<'a> Records<'a> {
-    pub(super) fn new(path: &'a Path, doc_type: &'static str, modified: i64) -> Self {
+impl Records {
+    pub(super) fn new(path: &Path, doc_type: &'static str, modified: i64) -> Self {
         Records {
-            path,
+            path: path.to_path_buf(),
             doc_type,
             modified,
             first_line: HashMap::new(),
@@ -43,7 +45,7 @@ impl<'a> Records<'a> {
     pub(super) fn fail(&mut self, line: usize, reason: impl Display) {
         self.loaded
             .record_failures
-            .push(failure(self.path, line, reason));
+            .push(failure(&self.path, line, reason));
     }
 
     pub(super) fn add(&mut self, line: usize, record: Record) {
@@ -64,6 +66,9 @@ impl<'a> Records<'a> {
         }
         // Inserted last so that a record field called `doc_type` cannot hide the format.
         metadata.insert("doc_type".to_owned(), self.doc_type.to_owned());
+        if let Some(vector) = record.vector {
+            self.loaded.vectors.insert(record.id.clone(), vector);
+        }
         self.loaded.documents.push(Document {
             doc_id: record.id,
             title: normalize_title(&record.title),
@@ -76,6 +81,12 @@ impl<'a> Records<'a> {
 
     pub(super) fn finish(self) -> LoadedFile {
         self.loaded
+    }
+
+    /// The documents and failures collected since the last call; ids stay remembered, so a
+    /// repeat in a later part of the file still fails.
+    pub(super) fn take(&mut self) -> LoadedFile {
+        std::mem::take(&mut self.loaded)
     }
 }
 
@@ -128,6 +139,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            vector: None,
         }
     }
 

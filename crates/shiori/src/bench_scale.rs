@@ -1,0 +1,429 @@
+//! `shiori bench scale`: the embedded store at N chunks. The corpus looks like N distinct
+//! chunks of a real collection without embedding N passages: each chunk mixes the words of two
+//! passages of a BEIR set with words drawn from the set's whole text (so term frequencies stay
+//! Zipfian) and from a tail of rare words that grows with N, and carries a vector near the
+//! same mix of the two passages' real embeddings. It is indexed from those precomputed vectors,
+//! then the set's real queries are timed per stage, and the HNSW's top 10 are checked against
+//! an exact search over every generated vector.
+
+use crate::bench::{percentile, proc_status_bytes, read_jsonl};
+use crate::cli::Cli;
+use crate::output;
+use anyhow::{Context, Result};
+use shiori_core::{embedding_input, Filters, Retrieval, RetrievalConfig, RetrievalMode};
+use shiori_engine::{Config, Engine};
+use shiori_ingest::{content_hash, normalize};
+use shiori_models::{assets::ShioriHome, embed_with_cache, EmbeddingCache};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// Shares of a chunk's words: its main passage, the passage mixed in, the set's whole text;
+/// the rest come from the rare-word tail.
+const MAIN_WORDS: f64 = 0.6;
+const MIXED_WORDS: f64 = 0.2;
+const CORPUS_WORDS: f64 = 0.15;
+/// Weight of the main passage's embedding in a chunk's vector, and the spread of the noise
+/// around the mix per unit of vector length (so every vector is distinct).
+const MAIN_VECTOR: f32 = 0.8;
+const NOISE: f32 = 0.35;
+const MODES: [RetrievalMode; 3] = [
+    RetrievalMode::Dense,
+    RetrievalMode::Bm25,
+    RetrievalMode::Hybrid,
+];
+
+/// A passage of the BEIR set: its words, title and real embedding.
+struct Base {
+    title: String,
+    words: Vec<String>,
+    vector: Vec<f32>,
+}
+
+pub fn scale(
+    cli: &Cli,
+    home: &ShioriHome,
+    dataset: &Path,
+    chunks: usize,
+    seed: u64,
+    keep: Option<&Path>,
+) -> Result<()> {
+    let load_before = load_average();
+    let work = tempfile::tempdir()?;
+    let data_dir = keep.map_or_else(|| work.path().join("data"), Path::to_path_buf);
+    anyhow::ensure!(
+        !data_dir.exists(),
+        "{} exists; give a new directory to keep the store in",
+        data_dir.display()
+    );
+    Config::default().save(&data_dir)?;
+    let mut engine = Engine::open(&data_dir, home)?;
+    let bases = embedded_bases(&engine, home, dataset)?;
+    let queries = queries(&engine, dataset)?;
+    let corpus_path = work.path().join("corpus.jsonl");
+    let generating = Instant::now();
+    let exact = write_corpus(&corpus_path, &bases, chunks, seed, &queries)?;
+    let generate_seconds = generating.elapsed().as_secs_f64();
+    drop(bases);
+
+    let indexing = Instant::now();
+    let report = engine.index_corpus(&corpus_path, &crate::progress::Bar::default())?;
+    let index_seconds = indexing.elapsed().as_secs_f64();
+    if let Some(failure) = report.failures.first() {
+        anyhow::bail!("{}: {}", failure.path, failure.reason);
+    }
+    let indexing_peak = proc_status_bytes("VmHWM");
+    drop(engine);
+    std::fs::remove_file(&corpus_path)?;
+
+    let opening = Instant::now();
+    let engine = Engine::open(&data_dir, home)?;
+    let open_seconds = opening.elapsed().as_secs_f64();
+    let modes = MODES
+        .iter()
+        .map(|&mode| time_mode(&engine, &queries, mode))
+        .collect::<Result<Vec<_>>>()?;
+    let recall = hnsw_recall(&engine, &queries, &exact)?;
+    let result = serde_json::json!({
+        "chunks": engine.stats(&shiori_core::Access::Everything)?.chunks,
+        "generate_seconds": generate_seconds,
+        "index_seconds": index_seconds,
+        "chunks_per_second": report.chunks_added as f64 / index_seconds,
+        "index_stages_ms": report.stages,
+        "chunks_imported": report.chunks_imported,
+        "open_seconds": open_seconds,
+        "queries": queries.len(),
+        "modes": modes,
+        "hnsw_recall_at_10": recall,
+        "peak_rss_indexing_mb": indexing_peak.map(megabytes),
+        "peak_rss_mb": proc_status_bytes("VmHWM").map(megabytes),
+        "rss_after_queries_mb": proc_status_bytes("VmRSS").map(megabytes),
+        "data_dir_mb": megabytes(directory_bytes(&data_dir)?),
+        "load_average_before": load_before,
+        "load_average_after": load_average(),
+    });
+    output::print(cli.json, &result, || summary(&result))
+}
+
+fn megabytes(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+fn summary(result: &serde_json::Value) -> String {
+    let number = |value: &serde_json::Value| value.as_f64().unwrap_or_default();
+    let mut lines = vec![format!(
+        "{} chunks indexed in {:.0} s ({:.0} chunks/s); peak RSS {:.0} MB; data directory {:.0} MB; \
+         HNSW recall@10 {:.3}; load average {} → {}",
+        result["chunks"],
+        number(&result["index_seconds"]),
+        number(&result["chunks_per_second"]),
+        number(&result["peak_rss_mb"]),
+        number(&result["data_dir_mb"]),
+        number(&result["hnsw_recall_at_10"]),
+        result["load_average_before"],
+        result["load_average_after"],
+    )];
+    lines.push(format!("index stages (ms): {}", result["index_stages_ms"]));
+    for mode in result["modes"].as_array().into_iter().flatten() {
+        lines.push(format!(
+            "{}: p50 {:.2} ms, p95 {:.2} ms; stages p50 {}",
+            mode["mode"].as_str().unwrap_or_default(),
+            number(&mode["p50_ms"]),
+            number(&mode["p95_ms"]),
+            mode["stage_p50_ms"],
+        ));
+    }
+    lines.join("\n")
+}
+
+/// The set's passages with their embeddings (through the embedding cache, so a set embedded
+/// before costs nothing).
+fn embedded_bases(engine: &Engine, home: &ShioriHome, dataset: &Path) -> Result<Vec<Base>> {
+    let corpus = read_jsonl(&dataset.join("corpus.jsonl"))?;
+    let text_of = |record: &serde_json::Value, field: &str| {
+        normalize(
+            record
+                .get(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default(),
+        )
+    };
+    let passages: Vec<(String, String)> = corpus
+        .iter()
+        .map(|record| (text_of(record, "title"), text_of(record, "text")))
+        .filter(|(_, text)| !text.is_empty())
+        .collect();
+    anyhow::ensure!(!passages.is_empty(), "{}: no passages", dataset.display());
+    let inputs: Vec<String> = passages
+        .iter()
+        .map(|(title, text)| embedding_input(title, text))
+        .collect();
+    let hashes: Vec<String> = inputs.iter().map(|i| content_hash(i.as_bytes())).collect();
+    let items: Vec<(&str, &str)> = hashes
+        .iter()
+        .zip(&inputs)
+        .map(|(hash, input)| (hash.as_str(), input.as_str()))
+        .collect();
+    let cache = EmbeddingCache::open(&home.embedding_cache())?;
+    let (vectors, _) = embed_with_cache(engine.embedder(), &cache, &items)?;
+    Ok(passages
+        .into_iter()
+        .zip(vectors)
+        .map(|((title, text), vector)| Base {
+            words: words(&text),
+            title,
+            vector,
+        })
+        .collect())
+}
+
+/// Words split at spaces; text written without them (Japanese) in pieces of three characters.
+fn words(text: &str) -> Vec<String> {
+    let spaced: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    if spaced.len() * 20 >= text.chars().count() {
+        return spaced;
+    }
+    let characters: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    characters
+        .chunks(3)
+        .map(|piece| piece.iter().collect())
+        .collect()
+}
+
+/// A query's text and its embedding.
+struct Query {
+    text: String,
+    vector: Vec<f32>,
+}
+
+fn queries(engine: &Engine, dataset: &Path) -> Result<Vec<Query>> {
+    read_jsonl(&dataset.join("queries.jsonl"))?
+        .iter()
+        .filter_map(|q| q.get("text").and_then(|t| t.as_str()))
+        .map(|text| {
+            Ok(Query {
+                text: text.to_string(),
+                vector: engine.embedder().embed_query(text)?,
+            })
+        })
+        .collect()
+}
+
+/// The exact top 10 of each query among the generated vectors, by id, kept while writing.
+struct ExactTop {
+    best: Vec<Vec<(f32, usize)>>,
+}
+
+impl ExactTop {
+    fn offer(&mut self, queries: &[Query], index: usize, vector: &[f32]) {
+        for (query, best) in queries.iter().zip(&mut self.best) {
+            let score: f32 = query.vector.iter().zip(vector).map(|(a, b)| a * b).sum();
+            if best.len() < 10 || score > best[best.len() - 1].0 {
+                let at = best.partition_point(|(s, _)| *s >= score);
+                best.insert(at, (score, index));
+                best.truncate(10);
+            }
+        }
+    }
+}
+
+/// Writes `chunks` generated records with their vectors; returns each query's exact top 10.
+fn write_corpus(
+    path: &Path,
+    bases: &[Base],
+    chunks: usize,
+    seed: u64,
+    queries: &[Query],
+) -> Result<ExactTop> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let corpus_words: Vec<&str> = bases
+        .iter()
+        .flat_map(|b| b.words.iter().map(String::as_str))
+        .collect();
+    let tail = (chunks / 2).max(1000);
+    let dimension = bases[0].vector.len();
+    let spread = NOISE / (dimension as f32).sqrt();
+    let mut exact = ExactTop {
+        best: vec![Vec::new(); queries.len()],
+    };
+    let mut writer = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(path).with_context(|| path.display().to_string())?,
+    );
+    let mut vector = vec![0.0f32; dimension];
+    for index in 0..chunks {
+        let main = &bases[rng.usize(..bases.len())];
+        let mixed = &bases[rng.usize(..bases.len())];
+        let text = mixed_text(&mut rng, main, mixed, &corpus_words, tail);
+        for ((slot, a), b) in vector.iter_mut().zip(&main.vector).zip(&mixed.vector) {
+            *slot = MAIN_VECTOR * a + (1.0 - MAIN_VECTOR) * b + spread * gaussian(&mut rng);
+        }
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        vector.iter_mut().for_each(|x| *x /= norm);
+        exact.offer(queries, index, &vector);
+        let numbers: Vec<String> = vector.iter().map(|x| format!("{x:.5}")).collect();
+        let record =
+            serde_json::json!({"_id": format!("s{index}"), "title": main.title, "text": text});
+        let record = record.to_string();
+        writeln!(
+            writer,
+            "{},\"vector\":[{}]}}",
+            &record[..record.len() - 1],
+            numbers.join(",")
+        )?;
+    }
+    writer.flush()?;
+    Ok(exact)
+}
+
+fn mixed_text(
+    rng: &mut fastrand::Rng,
+    main: &Base,
+    mixed: &Base,
+    corpus_words: &[&str],
+    tail: usize,
+) -> String {
+    let length = main.words.len().max(8);
+    let mut text = String::with_capacity(length * 8);
+    for _ in 0..length {
+        let draw = rng.f64();
+        let pick = |words: &[String], rng: &mut fastrand::Rng| {
+            words.get(rng.usize(..words.len().max(1))).cloned()
+        };
+        let word = if draw < MAIN_WORDS {
+            pick(&main.words, rng)
+        } else if draw < MAIN_WORDS + MIXED_WORDS {
+            pick(&mixed.words, rng)
+        } else if draw < MAIN_WORDS + MIXED_WORDS + CORPUS_WORDS {
+            Some(corpus_words[rng.usize(..corpus_words.len())].to_string())
+        } else {
+            Some(rare_word(rng, tail))
+        };
+        if let Some(word) = word {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&word);
+        }
+    }
+    text
+}
+
+/// A word of the rare tail: rank r drawn log-uniformly (Zipf's law with exponent 1), spelt
+/// in letters so every analyzer keeps it as one term.
+fn rare_word(rng: &mut fastrand::Rng, tail: usize) -> String {
+    let rank = ((tail as f64).ln() * rng.f64()).exp() as usize;
+    let mut word = String::from("q");
+    let mut rest = rank;
+    loop {
+        word.push((b'a' + (rest % 26) as u8) as char);
+        rest /= 26;
+        if rest == 0 {
+            return word;
+        }
+    }
+}
+
+/// A standard normal draw (Box–Muller).
+fn gaussian(rng: &mut fastrand::Rng) -> f32 {
+    let u = rng.f64().max(f64::MIN_POSITIVE);
+    let v = rng.f64();
+    ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
+}
+
+fn time_mode(engine: &Engine, queries: &[Query], mode: RetrievalMode) -> Result<serde_json::Value> {
+    let config = RetrievalConfig {
+        mode,
+        top_k: 10,
+        ..RetrievalConfig::default()
+    };
+    for query in queries.iter().take(5) {
+        engine.search(&query.text, &config, &Filters::default())?;
+    }
+    let mut totals = Vec::with_capacity(queries.len());
+    let mut stages: [Vec<f64>; 5] = Default::default();
+    for query in queries {
+        let started = Instant::now();
+        let retrieval = engine.search(&query.text, &config, &Filters::default())?;
+        totals.push(started.elapsed().as_secs_f64() * 1000.0);
+        for (samples, value) in stages.iter_mut().zip(stage_values(&retrieval)) {
+            samples.push(value);
+        }
+    }
+    totals.sort_by(f64::total_cmp);
+    let names = ["embed", "dense", "bm25", "fuse", "fetch"];
+    let stage_p50: serde_json::Map<String, serde_json::Value> = names
+        .iter()
+        .zip(stages.iter_mut())
+        .map(|(name, samples)| {
+            samples.sort_by(f64::total_cmp);
+            (name.to_string(), percentile(samples, 0.5).into())
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "mode": mode,
+        "p50_ms": percentile(&totals, 0.5),
+        "p95_ms": percentile(&totals, 0.95),
+        "stage_p50_ms": stage_p50,
+    }))
+}
+
+fn stage_values(retrieval: &Retrieval) -> [f64; 5] {
+    let stages = &retrieval.stages;
+    [
+        retrieval.embed_ms,
+        stages.dense_ms,
+        stages.bm25_ms,
+        stages.fuse_ms,
+        stages.fetch_ms,
+    ]
+}
+
+/// Mean share of each query's exact top 10 that the dense search returns.
+fn hnsw_recall(engine: &Engine, queries: &[Query], exact: &ExactTop) -> Result<f64> {
+    let config = RetrievalConfig {
+        mode: RetrievalMode::Dense,
+        top_k: 10,
+        ..RetrievalConfig::default()
+    };
+    let mut total = 0.0;
+    for (query, best) in queries.iter().zip(&exact.best) {
+        let found: HashSet<String> = engine
+            .search(&query.text, &config, &Filters::default())?
+            .hits
+            .into_iter()
+            .map(|hit| hit.chunk.doc_id)
+            .collect();
+        let hits = best
+            .iter()
+            .filter(|(_, index)| found.contains(&format!("s{index}")))
+            .count();
+        total += hits as f64 / best.len().max(1) as f64;
+    }
+    Ok(total / queries.len().max(1) as f64)
+}
+
+fn directory_bytes(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let metadata = entry.metadata()?;
+        total += if metadata.is_dir() {
+            directory_bytes(&entry.path())?
+        } else {
+            metadata.len()
+        };
+    }
+    Ok(total)
+}
+
+fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    Some(
+        text.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
