@@ -289,14 +289,31 @@ pub(crate) fn insert_chunk(
     Ok(transaction.last_insert_rowid() as u64)
 }
 
+/// The first byte of a vector stored as half-precision floats. Such a blob has an odd length,
+/// which no blob of the earlier form (plain little-endian f32) has, so both read back.
+const HALF_PRECISION: u8 = 1;
+
+/// Half the bytes of f32; a unit vector's cosines move by well under 1e-3.
 fn vector_to_blob(vector: &[f32]) -> Vec<u8> {
-    vector.iter().flat_map(|v| v.to_le_bytes()).collect()
+    let mut blob = Vec::with_capacity(1 + 2 * vector.len());
+    blob.push(HALF_PRECISION);
+    for value in vector {
+        blob.extend(half::f16::from_f32(*value).to_le_bytes());
+    }
+    blob
 }
 
 fn blob_to_vector(blob: &[u8]) -> Vec<f32> {
-    blob.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    match blob.split_first() {
+        Some((&HALF_PRECISION, halves)) if blob.len() % 2 == 1 => halves
+            .chunks_exact(2)
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        _ => blob
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+    }
 }
 
 const CHUNK_COLUMNS: &str =
@@ -577,4 +594,21 @@ pub(crate) fn chunks_with_vectors(
         })?
         .collect::<Result<_, _>>()?;
     Ok(chunks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_are_stored_in_half_precision_and_older_f32_blobs_still_read() {
+        let vector = [0.6f32, -0.8, 0.0, 1e-3];
+        let blob = vector_to_blob(&vector);
+        assert_eq!(blob.len(), 1 + 2 * vector.len());
+        for (read, written) in blob_to_vector(&blob).iter().zip(vector) {
+            assert!((read - written).abs() < 1e-3, "{read} vs {written}");
+        }
+        let older: Vec<u8> = vector.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(blob_to_vector(&older), vector);
+    }
 }
