@@ -201,11 +201,14 @@ enum Prepared {
     Unchanged(FileRecord),
 }
 
+/// A chunk with the vector its record brought, if any; the embedder gives the others theirs.
+pub(crate) type PendingChunk = (Chunk, Option<Vec<f32>>);
+
 /// A changed file, loaded and chunked, waiting for vectors.
 struct ChangedFile {
     record: FileRecord,
     documents: Vec<Document>,
-    chunks: Vec<(Chunk, Option<Vec<f32>>)>,
+    chunks: Vec<PendingChunk>,
     /// Records that failed inside an otherwise good file (a bad JSONL line, say).
     record_failures: Vec<IndexFailure>,
 }
@@ -432,7 +435,7 @@ impl Engine {
     /// the cache).
     pub(crate) fn embed_chunks(
         &self,
-        chunks: Vec<(Chunk, Option<Vec<f32>>)>,
+        chunks: Vec<PendingChunk>,
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<Vec<(Chunk, Vec<f32>)>, EngineError> {
@@ -564,7 +567,7 @@ pub(crate) fn chunk_loaded(
     project: Option<&ProjectStamp>,
     chunker: &ChunkerConfig,
     embedder: &dyn Embedder,
-) -> Result<(Vec<(Chunk, Option<Vec<f32>>)>, Vec<IndexFailure>), String> {
+) -> Result<(Vec<PendingChunk>, Vec<IndexFailure>), String> {
     let failures = take_vectors_that_fit(loaded, embedder.dimension());
     let whole = ChunkerConfig {
         kind: ChunkerKind::Record,

@@ -3,8 +3,8 @@
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, ConversationId, Document, Filters};
 use shiori_store::{
-    reembed, ConversationStore, DocumentStore, FileChange, FileRecord, SqliteConversations, Store,
-    StoreError, StoreOptions,
+    partial_hash, reembed, ConversationStore, DocumentStore, FileChange, FileRecord,
+    SqliteConversations, Store, StoreError, StoreOptions,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -124,6 +124,76 @@ fn applies_replaces_and_removes_files() {
     assert_eq!(store.vectors().len(), 1);
     assert_eq!(store.file_paths(&Filters::default()).unwrap(), ["a.txt"]);
     assert_eq!(store.document_chunks("a").unwrap().len(), 1);
+}
+
+type EmbeddedChunks = Vec<(Chunk, Vec<f32>)>;
+
+/// The file record, documents and chunks of an upsert made by [`upsert`].
+fn upsert_parts(
+    path: &str,
+    doc_id: &str,
+    texts: &[(&str, [f32; 3])],
+) -> (FileRecord, Vec<Document>, EmbeddedChunks) {
+    match upsert(path, doc_id, texts) {
+        FileChange::Upsert {
+            file,
+            documents,
+            chunks,
+        } => (file, documents, chunks),
+        _ => unreachable!("upsert makes upserts"),
+    }
+}
+
+/// A file written in parts keeps a hash no file has until it is sealed, so an indexer that
+/// stopped between parts sees it as changed and writes it again, replacing every part.
+#[test]
+fn a_file_written_in_parts_is_changed_until_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    let path = "big.jsonl".to_string();
+    let (sealed, documents, chunks) =
+        upsert_parts(&path, "first", &[("apples grow on trees", [1.0, 0.0, 0.0])]);
+    let partial = FileRecord {
+        content_hash: partial_hash(&sealed.content_hash),
+        ..sealed.clone()
+    };
+    store
+        .apply(vec![FileChange::Upsert {
+            file: partial.clone(),
+            documents,
+            chunks,
+        }])
+        .unwrap();
+    let (_, documents, chunks) =
+        upsert_parts(&path, "second", &[("bananas are yellow", [0.0, 1.0, 0.0])]);
+    store
+        .apply(vec![FileChange::Append {
+            path: path.clone(),
+            documents,
+            chunks,
+        }])
+        .unwrap();
+    store.commit().unwrap();
+    assert_eq!(keyword_doc_ids(&store, "bananas"), ["second"]);
+    assert_eq!(store.file_records().unwrap()[&path], partial);
+
+    store
+        .apply(vec![FileChange::Seal {
+            file: sealed.clone(),
+        }])
+        .unwrap();
+    assert_eq!(store.file_records().unwrap()[&path], sealed);
+    let report = store
+        .apply(vec![upsert(
+            &path,
+            "again",
+            &[("cherries", [0.0, 0.0, 1.0])],
+        )])
+        .unwrap();
+    store.commit().unwrap();
+    assert_eq!((report.chunks_added, report.chunks_removed), (1, 2));
+    assert_eq!(store.keywords().len(), 1);
+    assert_eq!(store.vectors().len(), 1);
 }
 
 #[test]
