@@ -1,8 +1,10 @@
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
-use shiori_core::{joined_groups, split_groups, Chunk, Document, Embedder, Filters, GROUPS_KEY};
-use shiori_core::{ChunkerConfig, ChunkerKind};
+use shiori_core::{
+    joined_groups, split_groups, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder, Filters,
+    GROUPS_KEY,
+};
 use shiori_ingest::{
     chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, LoadedFile,
     WalkOptions,
@@ -431,8 +433,8 @@ impl Engine {
         Ok(())
     }
 
-    /// Gives every chunk its vector: the one its record brought, else the embedder's (through
-    /// the cache).
+    /// Gives every chunk its vector, in order: the one its record brought, else the
+    /// embedder's (through the cache).
     pub(crate) fn embed_chunks(
         &self,
         chunks: Vec<PendingChunk>,
@@ -440,30 +442,34 @@ impl Engine {
         progress: &dyn Progress,
     ) -> Result<Vec<(Chunk, Vec<f32>)>, EngineError> {
         let started = Instant::now();
-        let (imported, to_embed): (Vec<_>, Vec<_>) =
-            chunks.into_iter().partition(|(_, vector)| vector.is_some());
-        let mut done: Vec<(Chunk, Vec<f32>)> = imported
-            .into_iter()
-            .filter_map(|(chunk, vector)| Some((chunk, vector?)))
+        let (chunks, mut vectors): (Vec<Chunk>, Vec<Option<Vec<f32>>>) = chunks.into_iter().unzip();
+        let imported = vectors.iter().filter(|vector| vector.is_some()).count();
+        report.chunks_imported += imported;
+        progress.chunks_embedded(imported as u64);
+        let missing: Vec<usize> = (0..chunks.len())
+            .filter(|&i| vectors[i].is_none())
             .collect();
-        report.chunks_imported += done.len();
-        progress.chunks_embedded(done.len() as u64);
-        let to_embed: Vec<Chunk> = to_embed.into_iter().map(|(chunk, _)| chunk).collect();
-        for group in to_embed.chunks(CHUNKS_PER_EMBED) {
-            let inputs: Vec<String> = group.iter().map(Chunk::embedding_input).collect();
+        for group in missing.chunks(CHUNKS_PER_EMBED) {
+            let inputs: Vec<String> = group.iter().map(|&i| chunks[i].embedding_input()).collect();
             let items: Vec<(&str, &str)> = group
                 .iter()
                 .zip(&inputs)
-                .map(|(c, input)| (c.content_hash.as_str(), input.as_str()))
+                .map(|(&i, input)| (chunks[i].content_hash.as_str(), input.as_str()))
                 .collect();
             let (embedded, stats) = embed_with_cache(self.embedder.as_ref(), &self.cache, &items)?;
             report.chunks_embedded += stats.embedded;
             report.chunks_cached += stats.hits;
             progress.chunks_embedded(group.len() as u64);
-            done.extend(group.iter().cloned().zip(embedded));
+            for (&i, vector) in group.iter().zip(embedded) {
+                vectors[i] = Some(vector);
+            }
         }
         report.stages.embed_ms += ms(started.elapsed());
-        Ok(done)
+        Ok(chunks
+            .into_iter()
+            .zip(vectors)
+            .filter_map(|(chunk, vector)| Some((chunk, vector?)))
+            .collect())
     }
 }
 
