@@ -252,25 +252,32 @@ fn delete_file(
 }
 
 fn touch_file(transaction: &mut Transaction, file: &FileRecord) -> Result<(), PostgresError> {
-    transaction.execute(
+    update_file(
+        transaction,
+        file,
         "UPDATE files SET size = $2, modified_ns = $3, read_at_ns = $4
          WHERE path = $1 AND content_hash = $5",
-        &[
-            &file.path,
-            &(file.size as i64),
-            &file.modified_ns,
-            &file.read_at_ns,
-            &file.content_hash,
-        ],
-    )?;
-    Ok(())
+    )
 }
 
 /// Records the real hash and stamps of a file written in parts.
 fn seal_file(transaction: &mut Transaction, file: &FileRecord) -> Result<(), PostgresError> {
-    transaction.execute(
+    update_file(
+        transaction,
+        file,
         "UPDATE files SET content_hash = $5, size = $2, modified_ns = $3, read_at_ns = $4
          WHERE path = $1",
+    )
+}
+
+/// Runs `sql` with the file's path, size, stamps and hash as $1 to $5.
+fn update_file(
+    transaction: &mut Transaction,
+    file: &FileRecord,
+    sql: &str,
+) -> Result<(), PostgresError> {
+    transaction.execute(
+        sql,
         &[
             &file.path,
             &(file.size as i64),

@@ -197,25 +197,28 @@ pub(crate) fn insert_file(transaction: &Transaction, file: &FileRecord) -> Resul
 
 /// Records new stamps for a file whose content is unchanged.
 pub(crate) fn touch_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
-    transaction.execute(
+    update_file(
+        transaction,
+        file,
         "UPDATE files SET size = ?2, modified = ?3, indexed_at = ?4
          WHERE path = ?1 AND content_hash = ?5",
-        params![
-            file.path,
-            file.size as i64,
-            file.modified_ns,
-            file.read_at_ns,
-            file.content_hash
-        ],
-    )?;
-    Ok(())
+    )
 }
 
 /// Records the real hash and stamps of a file written in parts.
 pub(crate) fn seal_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
-    transaction.execute(
+    update_file(
+        transaction,
+        file,
         "UPDATE files SET content_hash = ?5, size = ?2, modified = ?3, indexed_at = ?4
          WHERE path = ?1",
+    )
+}
+
+/// Runs `sql` with the file's path, size, stamps and hash as ?1 to ?5.
+fn update_file(transaction: &Transaction, file: &FileRecord, sql: &str) -> Result<(), StoreError> {
+    transaction.execute(
+        sql,
         params![
             file.path,
             file.size as i64,
