@@ -173,16 +173,8 @@ fn request(run: usize, context: &str, max_tokens: u32) -> ChatRequest {
 /// retried request would time two.
 fn server_model(server: &Server) -> Result<Box<dyn ChatModel>> {
     let config = ModelConfig {
-        provider: ProviderKind::Openai,
-        model: server.model.clone(),
         base_url: Some(server.url.clone()),
-        api_key_env: None,
-        api_version: None,
-        input_per_million: 0.0,
-        output_per_million: 0.0,
-        timeout_secs: None,
-        context_tokens: None,
-        threads: None,
+        ..ModelConfig::new(ProviderKind::Openai, &server.model)
     };
     let retry = RetryConfig {
         max_retries: 0,

@@ -13,6 +13,17 @@ fn chunk(delta: Value) -> String {
     json!({"model": "scripted", "choices": [{"index": 0, "delta": delta}]}).to_string()
 }
 
+/// The benchmark's JSON, once it succeeded.
+fn bench_json(server: &MockServer, runs: &str) -> Value {
+    let output = bench_server(server, runs);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 fn bench_server(server: &MockServer, runs: &str) -> std::process::Output {
     let work = tempfile::tempdir().unwrap();
     let corpus = sample_faq_dir().join("documents.jsonl");
@@ -45,13 +56,7 @@ fn times_a_server_from_its_stream_with_a_new_prompt_each_run() {
     events.push("[DONE]".to_string());
     let server = MockServer::start(move |_| Reply::paced_sse(&events, Duration::from_millis(40)));
 
-    let output = bench_server(&server, "2");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let result = bench_json(&server, "2");
     assert_eq!(result["server"], server.url());
     assert_eq!(result["model"], "openai:scripted");
     assert_eq!(result["prompt_tokens"], 530);
@@ -88,13 +93,7 @@ fn counts_the_tokens_when_the_server_streams_no_usage() {
     events.push("[DONE]".to_string());
     let server = MockServer::start(move |_| Reply::sse(&events));
 
-    let output = bench_server(&server, "1");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let result = bench_json(&server, "1");
     assert_eq!(result["usage"], "counted here");
     assert_eq!(result["completion_tokens"], 3);
     // SmolLM2's count of the prompt: about the 512 tokens asked for.
