@@ -2,8 +2,9 @@
 # Shiori's local generation against llama.cpp's own Python binding on the same GGUF files, outside
 # CI: alternating runs, a fresh process each (so load time and peak RSS are per run), then the
 # median of each figure. Both get the same prompt: `shiori bench generate` fills it with passages
-# of samples/faq until it holds about 512 tokens and says how many it took; 64 greedy tokens; one
-# thread per physical core; a 4096-token context.
+# of samples/faq until it holds about 512 tokens and says how many it took (its one run's prompt
+# opens with "Run 1."); 64 greedy tokens; one thread per physical core. llama.cpp gets a
+# 4096-token context; Shiori sizes its context to the request, up to its 4096 tokens.
 #
 #   bash scripts/bench-llama-cpp.sh [ROUNDS] [MODEL...]   # default: 3 rounds of smollm2 and
 #                                                        # qwen2.5-coder-0.5b (names or .gguf paths)
@@ -43,7 +44,7 @@ load = time.perf_counter() - started
 texts = [json.loads(line)["text"] for line in open(corpus)][:passages]
 context = "".join(f"- {text}\n" for text in texts)
 messages = [
-    {"role": "system", "content": "Answer the question from the passages. Be brief."},
+    {"role": "system", "content": "Run 1. Answer the question from the passages. Be brief."},
     {"role": "user",
      "content": f"Passages:\n{context}\nQuestion: What do these passages have in common?"},
 ]

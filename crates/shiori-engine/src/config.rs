@@ -159,6 +159,24 @@ pub struct ModelConfig {
     pub threads: Option<usize>,
 }
 
+impl ModelConfig {
+    /// `model` of `provider` with every other setting at its default.
+    pub fn new(provider: ProviderKind, model: &str) -> ModelConfig {
+        ModelConfig {
+            provider,
+            model: model.to_string(),
+            base_url: None,
+            api_key_env: None,
+            api_version: None,
+            input_per_million: 0.0,
+            output_per_million: 0.0,
+            timeout_secs: None,
+            context_tokens: None,
+            threads: None,
+        }
+    }
+}
+
 /// `[llm.retry]`: how transient provider failures are retried.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -183,18 +183,7 @@ pub fn adopt_installed_chat_model(config: &mut Config, home: &ShioriHome) -> Opt
     let name = INSTALLED_CHAT_MODELS
         .into_iter()
         .find(|name| home.chat_model_path(name).is_file())?;
-    let model = ModelConfig {
-        provider: ProviderKind::Local,
-        model: name.to_string(),
-        base_url: None,
-        api_key_env: None,
-        api_version: None,
-        input_per_million: 0.0,
-        output_per_million: 0.0,
-        timeout_secs: None,
-        context_tokens: None,
-        threads: None,
-    };
+    let model = ModelConfig::new(ProviderKind::Local, name);
     config.llm.models.insert("local".to_string(), model);
     Some(name)
 }

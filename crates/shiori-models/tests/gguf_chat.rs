@@ -82,6 +82,27 @@ fn answers_from_the_context_and_streams_the_same_text() {
 }
 
 #[test]
+fn a_context_grown_for_a_longer_reply_keeps_the_cached_prompt_intact() {
+    // Own instances (the weights are shared), so the context starts at the size of this test's
+    // first request.
+    let grown = load(ShioriHome::smollm2_gguf, "");
+    grown.chat(&zorbania(4), None).unwrap();
+    // 400 more tokens do not fit the first context: the next one is larger and starts from the
+    // prompt cached in the first.
+    let long = zorbania(400);
+    let after_growth = grown.chat(&long, None).unwrap();
+    let fresh = load(ShioriHome::smollm2_gguf, "")
+        .chat(&long, None)
+        .unwrap();
+    assert_eq!(after_growth.content, fresh.content);
+    assert!(
+        after_growth.content.contains("Plimp"),
+        "{:?}",
+        after_growth.content
+    );
+}
+
+#[test]
 fn finds_the_answer_in_a_prompt_longer_than_one_batch() {
     let model = smollm2();
     let filler = [

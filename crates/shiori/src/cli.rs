@@ -382,8 +382,9 @@ pub enum BenchAction {
         #[arg(long, default_value_t = 5)]
         runs: usize,
     },
-    /// Prompt and generation tokens/s of a local GGUF chat model, with passages of a JSONL
-    /// corpus (`text` per line) as the context.
+    /// Prompt and generation tokens/s of a local GGUF chat model (or, with `--server`, of an
+    /// OpenAI-compatible server), with passages of a JSONL corpus (`text` per line) as the
+    /// context.
     Generate {
         corpus: PathBuf,
         /// `smollm2`, `qwen2.5-coder-0.5b` or the path of a GGUF file.
@@ -396,6 +397,13 @@ pub enum BenchAction {
         max_tokens: u32,
         #[arg(long, default_value_t = 3)]
         runs: usize,
+        /// Measure an OpenAI-compatible server instead, on the same prompt (its base URL, e.g.
+        /// `http://127.0.0.1:8000/v1`); `--model` then only counts the prompt's tokens.
+        #[arg(long, requires = "server_model")]
+        server: Option<String>,
+        /// The model name the server is asked for.
+        #[arg(long, requires = "server")]
+        server_model: Option<String>,
     },
 }
 

@@ -402,15 +402,20 @@ fn run(cli: &Cli) -> Result<()> {
                 prompt_tokens,
                 max_tokens,
                 runs,
-            } => bench_generate::generate(
-                cli,
-                &home,
-                corpus,
-                model,
-                *prompt_tokens,
-                *max_tokens,
-                *runs,
-            ),
+                server,
+                server_model,
+            } => {
+                let server = server.clone().zip(server_model.clone());
+                let bench = bench_generate::GenerateBench {
+                    corpus,
+                    model,
+                    server: server.map(|(url, model)| bench_generate::Server { url, model }),
+                    prompt_tokens: *prompt_tokens,
+                    max_tokens: *max_tokens,
+                    runs: *runs,
+                };
+                bench_generate::generate(cli, &home, &bench)
+            }
         },
     }
 }

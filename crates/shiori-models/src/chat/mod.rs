@@ -31,6 +31,12 @@ const DEFAULT_MAX_TOKENS: usize = 512;
 /// prompt and its answer without reserving a KV cache for the 32k–128k tokens newer models
 /// are trained for.
 const DEFAULT_CONTEXT_TOKENS: usize = 4096;
+/// Contexts are sized in steps of this many tokens (llama.cpp pads them to it anyway), so
+/// requests of about the same length share one.
+const CONTEXT_STEP: usize = 256;
+/// Prompt tokens computed in one pass. The compute buffer grows with it; on CPU 128 are as fast
+/// as 512 (SmolLM2: 285 against 287 prompt tokens/s) and peak RSS is 10 MB lower.
+const MICRO_BATCH: u32 = 128;
 const DEFAULT_SEED: u32 = 0x5348_494f;
 
 /// How a local model runs; `None` takes the default.
@@ -187,11 +193,43 @@ impl GgufChatModel {
         }
     }
 
-    fn new_session(&self) -> Result<Session, ChatError> {
+    /// The session, with room for `tokens` tokens. A context is sized to the requests it has
+    /// seen rather than to `context_tokens`: its KV cache is allocated whole, and at 4096 tokens
+    /// it outweighs a small model. A larger request grows it, keeping what it had cached.
+    fn session_for<'s>(
+        &self,
+        slot: &'s mut Option<Session>,
+        tokens: usize,
+    ) -> Result<&'s mut Session, ChatError> {
+        if slot
+            .as_ref()
+            .is_some_and(|session| session.capacity() < tokens)
+        {
+            let cached = slot.take().and_then(Session::into_cached);
+            let mut session = self.new_session(tokens)?;
+            if let Some(cached) = cached {
+                session.resume(cached);
+            }
+            *slot = Some(session);
+        }
+        match slot {
+            Some(session) => Ok(session),
+            None => Ok(slot.insert(self.new_session(tokens)?)),
+        }
+    }
+
+    /// A context for at least `tokens` tokens, rounded up to a whole step and at most
+    /// `context_tokens`.
+    fn new_session(&self, tokens: usize) -> Result<Session, ChatError> {
+        let size = tokens
+            .div_ceil(CONTEXT_STEP)
+            .saturating_mul(CONTEXT_STEP)
+            .min(self.context_tokens);
         let threads = self.threads as i32;
         let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(self.context_tokens as u32))
+            .with_n_ctx(NonZeroU32::new(size as u32))
             .with_n_batch(512)
+            .with_n_ubatch(MICRO_BATCH)
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
         let backend = engine::backend().map_err(|e| self.failure(e))?;
@@ -328,10 +366,7 @@ impl ChatModel for GgufChatModel {
             .session
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let session = match slot.as_mut() {
-            Some(session) => session,
-            None => slot.insert(self.new_session()?),
-        };
+        let session = self.session_for(&mut slot, prompt.len() + max_new)?;
         let completion_tokens = self
             .generate(session, &prompt, max_new, &mut sampler, &mut reply)
             .map_err(|e| self.failure(e))?;

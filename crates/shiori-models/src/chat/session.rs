@@ -2,10 +2,17 @@
 //! last one (the same system prompt and documents, as the steps of one answer often do) only
 //! computes the tokens after the shared prefix.
 
+use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+
+/// A context's cached prompt, taken out of it.
+pub struct CachedPrompt {
+    state: SeqState,
+    tokens: Vec<LlamaToken>,
+}
 
 pub struct Session {
     context: LlamaContext<'static>,
@@ -18,6 +25,32 @@ impl Session {
         Session {
             context,
             cached: Vec::new(),
+        }
+    }
+
+    /// The most tokens the context holds.
+    pub fn capacity(&self) -> usize {
+        self.context.n_ctx() as usize
+    }
+
+    /// The KV cache's content, for a larger context to start from. Drops this context first,
+    /// so the two are never held at once.
+    pub fn into_cached(self) -> Option<CachedPrompt> {
+        let state = self
+            .context
+            .state_seq_get(0, LlamaStateSeqFlags::empty())
+            .ok()?;
+        Some(CachedPrompt {
+            state,
+            tokens: self.cached,
+        })
+    }
+
+    /// Starts from what another context had cached; starts empty if it does not fit.
+    pub fn resume(&mut self, cached: CachedPrompt) {
+        match self.context.state_seq_set(&cached.state, 0) {
+            Ok(()) => self.cached = cached.tokens,
+            Err(_) => self.forget(),
         }
     }
 
