@@ -93,7 +93,7 @@ pub fn generate(cli: &Cli, home: &ShioriHome, bench: &GenerateBench) -> Result<(
         Some(_) => (None, None),
         None => (
             Some(load_seconds),
-            peak_rss_bytes().map(|bytes| bytes as f64 / 1e6),
+            crate::bench::proc_status_bytes("VmHWM").map(|bytes| bytes as f64 / 1e6),
         ),
     };
     let measured = match &server {
@@ -218,12 +218,4 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut values: Vec<f64> = values.collect();
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(0.0)
-}
-
-/// The most resident memory the process has held (Linux's `VmHWM`), if the system says.
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kilobytes * 1024)
 }
