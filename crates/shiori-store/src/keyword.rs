@@ -9,7 +9,8 @@
 //! At query time the character bigrams of Latin words only refine: they add to the scores of
 //! the best chunks the other terms found (four times as many as asked for), because as
 //! retrieval terms they match most English chunks and made a query's cost grow with the whole
-//! index.
+//! index. When the other terms find fewer chunks than that, one query of every term runs, as
+//! before.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -271,6 +272,16 @@ impl TantivyKeywordIndex {
     }
 }
 
+/// A query of the same clauses.
+fn copied(clauses: &[Clause]) -> BooleanQuery {
+    BooleanQuery::new(
+        clauses
+            .iter()
+            .map(|(occur, query)| (*occur, query.box_clone()))
+            .collect(),
+    )
+}
+
 /// The best `k` documents for `query`, best first, among those `allowed`.
 fn top_documents(
     searcher: &Searcher,
@@ -396,16 +407,21 @@ impl KeywordIndex for TantivyKeywordIndex {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
-        let top = if matching.is_empty() {
-            top_documents(&searcher, &BooleanQuery::new(refining), k, allowed)?
-        } else if refining.is_empty() {
-            top_documents(&searcher, &BooleanQuery::new(matching), k, allowed)?
-        } else {
-            let depth = k.saturating_mul(REFINED_DEPTH);
-            let found = top_documents(&searcher, &BooleanQuery::new(matching), depth, allowed)?;
+        let depth = k.saturating_mul(REFINED_DEPTH);
+        let found = match (matching.is_empty(), refining.is_empty()) {
+            (false, false) => top_documents(&searcher, &copied(&matching), depth, allowed)?,
+            _ => Vec::new(),
+        };
+        let top = if found.len() == depth {
             let mut refined = refine(&searcher, &BooleanQuery::new(refining), found)?;
             refined.truncate(k);
             refined
+        } else {
+            // The words found fewer chunks than the refined depth (a small collection, rare
+            // words) or there is one kind of term only: one query of every term, whose list
+            // (tail included) is what the relevance signals were calibrated on.
+            let every_term = matching.into_iter().chain(refining).collect();
+            top_documents(&searcher, &BooleanQuery::new(every_term), k, allowed)?
         };
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
@@ -471,32 +487,49 @@ mod tests {
     }
 
     /// Refining the other terms' best chunks gives each the score one query of all the terms
-    /// would, and a query of Latin bigrams alone still finds chunks.
+    /// would; a collection where the words find fewer chunks than the refined depth ranks by
+    /// one query of every term; a query of Latin bigrams alone still finds chunks.
     #[test]
     fn latin_bigrams_refine_to_the_scores_of_one_whole_query() -> Result<(), IndexError> {
         let dir = tempfile::tempdir().map_err(|e| io(Path::new("tmp"), e))?;
         let index = filled(dir.path())?;
         let query = "Rust programming runtimes";
+        let searcher = index.reader.searcher();
         let (matching, refining) = index.query_terms(query);
         assert!(!matching.is_empty() && !refining.is_empty());
-        let whole = BooleanQuery::new(
-            std::iter::once((
-                Occur::Must,
-                Box::new(BooleanQuery::new(matching)) as Box<dyn Query>,
-            ))
-            .chain(refining)
-            .collect(),
+        let found = top_documents(&searcher, &copied(&matching), 10, None)?;
+        let refined = refine(&searcher, &copied(&refining), found)?;
+        let must_and_should = BooleanQuery::new(
+            std::iter::once((Occur::Must, Box::new(copied(&matching)) as Box<dyn Query>))
+                .chain(refining.iter().map(|(o, q)| (*o, q.box_clone())))
+                .collect(),
         );
-        let searcher = index.reader.searcher();
-        let expected = top_documents(&searcher, &whole, 10, None)?;
-        let hits = index.search(query, 10, None)?;
-        assert_eq!(hits.len(), expected.len());
-        for ((key, score), (expected_score, _)) in hits.iter().zip(&expected) {
+        let expected = top_documents(&searcher, &must_and_should, 10, None)?;
+        assert_eq!(refined.len(), expected.len());
+        for ((score, address), (expected_score, expected_address)) in refined.iter().zip(&expected)
+        {
+            assert_eq!(address, expected_address);
             assert!(
                 (score - expected_score).abs() < 1e-4,
-                "{key}: {score} vs {expected_score}"
+                "{score} vs {expected_score}"
             );
         }
+
+        let every_term = BooleanQuery::new(matching.into_iter().chain(refining).collect());
+        let whole = top_documents(&searcher, &every_term, 10, None)?;
+        let hits = index.search(query, 10, None)?;
+        assert_eq!(
+            hits.len(),
+            whole.len(),
+            "four chunks: fewer than the refined depth"
+        );
+        for ((_, score), (expected_score, _)) in hits.iter().zip(&whole) {
+            assert!(
+                (score - expected_score).abs() < 1e-4,
+                "{score} vs {expected_score}"
+            );
+        }
+
         // A stop word has no English term, only bigrams, and they find chunks.
         let (english, bigrams) = index.query_terms("the");
         assert_eq!((english.len(), bigrams.len()), (0, 2));
