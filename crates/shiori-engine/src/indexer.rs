@@ -6,8 +6,8 @@ use shiori_core::{
     GROUPS_KEY,
 };
 use shiori_ingest::{
-    chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, LoadedFile,
-    WalkOptions,
+    chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, IngestFailure,
+    LoadedFile, WalkOptions,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{ApplyReport, FileChange, FileRecord};
@@ -104,6 +104,23 @@ impl ProjectStamp {
 pub struct IndexFailure {
     pub path: String,
     pub reason: String,
+}
+
+impl From<IngestFailure> for IndexFailure {
+    fn from(failure: IngestFailure) -> IndexFailure {
+        IndexFailure {
+            path: failure.path.display().to_string(),
+            reason: failure.reason,
+        }
+    }
+}
+
+/// An ingest error's message without the path it starts with: the failure names the path in
+/// its own field.
+pub(crate) fn without_path(message: &str, path: &str) -> String {
+    message
+        .strip_prefix(&format!("{path}: "))
+        .map_or(message.to_string(), str::to_string)
 }
 
 /// What an indexing run did.
@@ -537,14 +554,8 @@ fn prepare(
     if record.is_some_and(|r| r.content_hash == file_record.content_hash) {
         return Ok(Prepared::Unchanged(file_record));
     }
-    let mut loaded = load_bytes(&file.path, bytes, file.modified).map_err(|e| {
-        // The error names the path; the report shows the path in its own field.
-        let message = e.to_string();
-        let reason = message
-            .strip_prefix(&format!("{path}: "))
-            .map_or(message.clone(), str::to_string);
-        failure(reason)
-    })?;
+    let mut loaded = load_bytes(&file.path, bytes, file.modified)
+        .map_err(|e| failure(without_path(&e.to_string(), &path)))?;
     let (chunks, failures) =
         chunk_loaded(&mut loaded, groups.as_deref(), project, chunker, embedder)
             .map_err(failure)?;
@@ -555,10 +566,7 @@ fn prepare(
         record_failures: loaded
             .record_failures
             .into_iter()
-            .map(|f| IndexFailure {
-                path: f.path.display().to_string(),
-                reason: f.reason,
-            })
+            .map(IndexFailure::from)
             .chain(failures)
             .collect(),
     }))

@@ -3,8 +3,8 @@
 //! checkpointed as the file goes in rather than growing to the file's size.
 
 use crate::indexer::{
-    chunk_loaded, ms, sidecar_groups, stamped_hash, IndexFailure, IndexReport, Progress,
-    ProjectStamp,
+    chunk_loaded, ms, sidecar_groups, stamped_hash, without_path, IndexFailure, IndexReport,
+    Progress, ProjectStamp,
 };
 use crate::{Engine, EngineError};
 use rayon::prelude::*;
@@ -123,10 +123,7 @@ impl Engine {
         let embedder = self.embedder.as_ref();
         report
             .failures
-            .extend(part.record_failures.drain(..).map(|f| IndexFailure {
-                path: f.path.display().to_string(),
-                reason: f.reason,
-            }));
+            .extend(part.record_failures.drain(..).map(IndexFailure::from));
         let pieces: Result<Vec<_>, String> = split_evenly(part)
             .into_par_iter()
             .map(|mut slice| {
@@ -202,11 +199,4 @@ fn hash_and_groups(
         [groups.as_deref(), project.and_then(ProjectStamp::groups)],
     );
     Ok((hash, groups))
-}
-
-/// An ingest error's message without the path it starts with (the failure names it).
-fn without_path(message: &str, path: &str) -> String {
-    message
-        .strip_prefix(&format!("{path}: "))
-        .map_or(message.to_string(), str::to_string)
 }
