@@ -71,8 +71,9 @@ pub trait KeywordIndex: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Adds or replaces the text of chunks: `(key, title, text)`.
-    fn upsert(&mut self, entries: &[(u64, &str, &str)]) -> Result<(), IndexError>;
+    /// Adds the text of chunks, `(key, title, text)`, under keys not in the index (removed
+    /// first if they were).
+    fn add(&mut self, entries: &[(u64, &str, &str)]) -> Result<(), IndexError>;
     fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError>;
     /// Makes every change so far durable and visible to searches.
     fn persist(&mut self) -> Result<(), IndexError>;

@@ -33,27 +33,62 @@ impl Retriever<'_> {
         config: &RetrievalConfig,
         filters: &Filters,
     ) -> Result<Retrieval, RetrieveError> {
-        let (vector, embed_ms) = self.embed(query)?;
-        self.rank(query, &vector, embed_ms, config, filters)
+        let mut retrievals = self.retrieve_each(query, config, std::slice::from_ref(filters))?;
+        Ok(retrievals.remove(0))
     }
 
     /// Ranks chunks for `query` once per filter set (the stages of a two-stage search),
     /// embedding the query once for all of them: the first result carries the embedding time.
+    /// The first set's BM25 search runs while the query is embedded, since neither needs the
+    /// other: a hybrid query then waits for the slower of the two rather than their sum.
     pub fn retrieve_each(
         &self,
         query: &str,
         config: &RetrievalConfig,
         filter_sets: &[Filters],
     ) -> Result<Vec<Retrieval>, RetrieveError> {
-        let (vector, embed_ms) = self.embed(query)?;
-        filter_sets
-            .iter()
-            .enumerate()
-            .map(|(stage, filters)| {
-                let embed_ms = if stage == 0 { embed_ms } else { 0.0 };
-                self.rank(query, &vector, embed_ms, config, filters)
-            })
-            .collect()
+        let Some(first_filters) = filter_sets.first() else {
+            return Ok(Vec::new());
+        };
+        let started = Instant::now();
+        let depth = search_depth(config);
+        let (embedded, first_bm25) = std::thread::scope(|scope| {
+            let bm25 =
+                scope.spawn(|| timed(|| self.store.keyword_search(query, depth, first_filters)));
+            let embedded = self.embed(query);
+            let bm25 = bm25
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (embedded, bm25)
+        });
+        let (vector, embed_ms) = embedded?;
+        let mut first_bm25 = Some(first_bm25);
+        let mut stage_started = started;
+        let mut retrievals = Vec::with_capacity(filter_sets.len());
+        for filters in filter_sets {
+            let (dense, dense_ms) = timed(|| self.store.dense_search(&vector, depth, filters));
+            let (bm25, bm25_ms) = match first_bm25.take() {
+                Some(found) => found,
+                None => timed(|| self.store.keyword_search(query, depth, filters)),
+            };
+            let lists = Lists {
+                dense: dense?,
+                bm25: bm25?,
+                stages: RetrievalStages {
+                    dense_ms,
+                    bm25_ms,
+                    ..RetrievalStages::default()
+                },
+            };
+            let embed_ms = if retrievals.is_empty() { embed_ms } else { 0.0 };
+            let mut retrieval = self.rank(query, lists, embed_ms, config)?;
+            // Embedding and BM25 overlap, so what retrieval took is the wall time beyond the
+            // embedding: the two still add up to the time the caller waited.
+            retrieval.retrieve_ms = (elapsed_ms(stage_started) - embed_ms).max(0.0);
+            stage_started = Instant::now();
+            retrievals.push(retrieval);
+        }
+        Ok(retrievals)
     }
 
     /// The query's vector and the milliseconds embedding it took.
@@ -66,25 +101,21 @@ impl Retriever<'_> {
     fn rank(
         &self,
         query: &str,
-        query_vector: &[f32],
+        lists: Lists,
         embed_ms: f64,
         config: &RetrievalConfig,
-        filters: &Filters,
     ) -> Result<Retrieval, RetrieveError> {
-        let started = Instant::now();
         let candidates = config.candidates.max(config.top_k);
-        // Both lists are searched in every mode: the relevance signals need them.
-        let depth = candidates.max(SIGNAL_DEPTH);
-        let mut stages = RetrievalStages::default();
+        let Lists {
+            dense,
+            bm25,
+            mut stages,
+        } = lists;
         let mut lap = Instant::now();
         let mut stage_ms = |into: &mut f64| {
             *into += elapsed_ms(lap);
             lap = Instant::now();
         };
-        let dense = self.store.dense_search(query_vector, depth, filters)?;
-        stage_ms(&mut stages.dense_ms);
-        let bm25 = self.store.keyword_search(query, depth, filters)?;
-        stage_ms(&mut stages.bm25_ms);
         let signals = relevance_signals(query, &dense, &bm25);
         let verdict = decide(signals.as_ref(), config.refusal, self.embedder.model_id());
         let (dense, bm25) = (
@@ -132,7 +163,7 @@ impl Retriever<'_> {
             signals,
             verdict,
             embed_ms,
-            retrieve_ms: elapsed_ms(started),
+            retrieve_ms: 0.0,
             stages,
             reranked: None,
         })
@@ -142,6 +173,26 @@ impl Retriever<'_> {
         let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
         Ok(self.store.chunks(&keys)?.into_iter().collect())
     }
+}
+
+/// Both candidate lists of one search, with what each took.
+struct Lists {
+    dense: Vec<(u64, f32)>,
+    bm25: Vec<(u64, f32)>,
+    stages: RetrievalStages,
+}
+
+/// How deep each list is searched. Both lists are searched in every mode: the relevance
+/// signals need them.
+fn search_depth(config: &RetrievalConfig) -> usize {
+    config.candidates.max(config.top_k).max(SIGNAL_DEPTH)
+}
+
+/// What `search` returned and the milliseconds it took.
+fn timed<T>(search: impl FnOnce() -> T) -> (T, f64) {
+    let started = Instant::now();
+    let found = search();
+    (found, elapsed_ms(started))
 }
 
 fn single(list: &[(u64, f32)], mark: impl Fn(&mut Fused, f32)) -> Vec<Fused> {

@@ -242,7 +242,7 @@ impl Store {
                 .iter()
                 .map(|c| (c.key, c.title.as_str(), c.text.as_str()))
                 .collect();
-            self.keywords.upsert(&texts)?;
+            self.keywords.add(&texts)?;
             let vectors: Vec<(u64, Vec<f32>)> =
                 batch.into_iter().map(|c| (c.key, c.vector)).collect();
             self.vectors.upsert(&vectors)?;
@@ -404,7 +404,7 @@ impl DocumentStore for Store {
             .iter()
             .map(|(key, chunk, _)| (*key, chunk.title.as_str(), chunk.text.as_str()))
             .collect();
-        self.keywords.upsert(&texts)?;
+        self.keywords.add(&texts)?;
         report.timings.keywords = started.elapsed();
         let started = Instant::now();
         self.vectors.remove(&removed_keys)?;

@@ -41,6 +41,13 @@ struct Base {
     vector: Vec<f32>,
 }
 
+/// Queries timed: each is checked against every generated vector while the corpus is written,
+/// so a set of thousands (JSQuAD's) would make writing a million chunks take hours.
+const QUERIES: usize = 100;
+
+/// Where a kept store records each query's exact top 10, for runs that reuse it.
+const EXACT_FILE: &str = "bench-scale-exact.json";
+
 pub fn scale(
     cli: &Cli,
     home: &ShioriHome,
@@ -52,16 +59,77 @@ pub fn scale(
     let load_before = load_average();
     let work = tempfile::tempdir()?;
     let data_dir = keep.map_or_else(|| work.path().join("data"), Path::to_path_buf);
+    let (built, exact) = match data_dir.exists() {
+        true => (None, read_exact(&data_dir)?),
+        false => {
+            let (report, exact) = build(home, dataset, chunks, seed, &data_dir, work.path())?;
+            (Some(report), exact)
+        }
+    };
+    let opening = Instant::now();
+    let engine = Engine::open(&data_dir, home)?;
+    let open_seconds = opening.elapsed().as_secs_f64();
+    let queries = queries(&engine, dataset)?;
     anyhow::ensure!(
-        !data_dir.exists(),
-        "{} exists; give a new directory to keep the store in",
-        data_dir.display()
+        queries.len() == exact.len(),
+        "{} holds the exact top 10 of {} queries; {} has {}",
+        data_dir.display(),
+        exact.len(),
+        dataset.display(),
+        queries.len()
     );
-    Config::default().save(&data_dir)?;
-    let mut engine = Engine::open(&data_dir, home)?;
+    let modes = MODES
+        .iter()
+        .map(|&mode| time_mode(&engine, &queries, mode))
+        .collect::<Result<Vec<_>>>()?;
+    let recall = hnsw_recall(&engine, &queries, &exact)?;
+    let mut result = serde_json::json!({
+        "chunks": engine.stats(&shiori_core::Access::Everything)?.chunks,
+        "open_seconds": open_seconds,
+        "queries": queries.len(),
+        "modes": modes,
+        "hnsw_recall_at_10": recall,
+        "peak_rss_mb": proc_status_bytes("VmHWM").map(megabytes),
+        "rss_after_queries_mb": proc_status_bytes("VmRSS").map(megabytes),
+        "data_dir_mb": megabytes(directory_bytes(&data_dir)?),
+        "load_average_before": load_before,
+        "load_average_after": load_average(),
+    });
+    if let Some(built) = built {
+        result["generate_seconds"] = built.generate_seconds.into();
+        result["index_seconds"] = built.index_seconds.into();
+        result["chunks_per_second"] =
+            (built.report.chunks_added as f64 / built.index_seconds).into();
+        result["index_stages_ms"] = serde_json::to_value(built.report.stages)?;
+        result["chunks_imported"] = built.report.chunks_imported.into();
+        result["peak_rss_indexing_mb"] = built.indexing_peak.map(megabytes).into();
+    }
+    output::print(cli.json, &result, || summary(&result))
+}
+
+/// What building the store took.
+struct Built {
+    generate_seconds: f64,
+    index_seconds: f64,
+    report: shiori_engine::IndexReport,
+    indexing_peak: Option<u64>,
+}
+
+/// Generates the corpus in `work`, indexes it into a new store in `data_dir` and records each
+/// query's exact top 10 there.
+fn build(
+    home: &ShioriHome,
+    dataset: &Path,
+    chunks: usize,
+    seed: u64,
+    data_dir: &Path,
+    work: &Path,
+) -> Result<(Built, Vec<Vec<String>>)> {
+    Config::default().save(data_dir)?;
+    let mut engine = Engine::open(data_dir, home)?;
     let bases = embedded_bases(&engine, home, dataset)?;
     let queries = queries(&engine, dataset)?;
-    let corpus_path = work.path().join("corpus.jsonl");
+    let corpus_path = work.join("corpus.jsonl");
     let generating = Instant::now();
     let exact = write_corpus(&corpus_path, &bases, chunks, seed, &queries)?;
     let generate_seconds = generating.elapsed().as_secs_f64();
@@ -74,36 +142,31 @@ pub fn scale(
         anyhow::bail!("{}: {}", failure.path, failure.reason);
     }
     let indexing_peak = proc_status_bytes("VmHWM");
-    drop(engine);
     std::fs::remove_file(&corpus_path)?;
+    let exact = exact.doc_ids();
+    let exact_path = data_dir.join(EXACT_FILE);
+    std::fs::write(&exact_path, serde_json::to_vec(&exact)?)
+        .with_context(|| exact_path.display().to_string())?;
+    let built = Built {
+        generate_seconds,
+        index_seconds,
+        report,
+        indexing_peak,
+    };
+    Ok((built, exact))
+}
 
-    let opening = Instant::now();
-    let engine = Engine::open(&data_dir, home)?;
-    let open_seconds = opening.elapsed().as_secs_f64();
-    let modes = MODES
-        .iter()
-        .map(|&mode| time_mode(&engine, &queries, mode))
-        .collect::<Result<Vec<_>>>()?;
-    let recall = hnsw_recall(&engine, &queries, &exact)?;
-    let result = serde_json::json!({
-        "chunks": engine.stats(&shiori_core::Access::Everything)?.chunks,
-        "generate_seconds": generate_seconds,
-        "index_seconds": index_seconds,
-        "chunks_per_second": report.chunks_added as f64 / index_seconds,
-        "index_stages_ms": report.stages,
-        "chunks_imported": report.chunks_imported,
-        "open_seconds": open_seconds,
-        "queries": queries.len(),
-        "modes": modes,
-        "hnsw_recall_at_10": recall,
-        "peak_rss_indexing_mb": indexing_peak.map(megabytes),
-        "peak_rss_mb": proc_status_bytes("VmHWM").map(megabytes),
-        "rss_after_queries_mb": proc_status_bytes("VmRSS").map(megabytes),
-        "data_dir_mb": megabytes(directory_bytes(&data_dir)?),
-        "load_average_before": load_before,
-        "load_average_after": load_average(),
-    });
-    output::print(cli.json, &result, || summary(&result))
+/// The exact top 10 an earlier run recorded in the store it kept.
+fn read_exact(data_dir: &Path) -> Result<Vec<Vec<String>>> {
+    let path = data_dir.join(EXACT_FILE);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "{} exists but is not a store kept by `bench scale` (no {EXACT_FILE}); give a new \
+             directory to keep the store in",
+            data_dir.display()
+        )
+    })?;
+    serde_json::from_str(&text).with_context(|| path.display().to_string())
 }
 
 fn megabytes(bytes: u64) -> f64 {
@@ -112,19 +175,27 @@ fn megabytes(bytes: u64) -> f64 {
 
 fn summary(result: &serde_json::Value) -> String {
     let number = |value: &serde_json::Value| value.as_f64().unwrap_or_default();
+    let indexed = match result.get("index_seconds") {
+        Some(seconds) => format!(
+            "indexed in {:.0} s ({:.0} chunks/s)",
+            number(seconds),
+            number(&result["chunks_per_second"])
+        ),
+        None => "kept by an earlier run".to_string(),
+    };
     let mut lines = vec![format!(
-        "{} chunks indexed in {:.0} s ({:.0} chunks/s); peak RSS {:.0} MB; data directory {:.0} MB; \
+        "{} chunks {indexed}; peak RSS {:.0} MB; data directory {:.0} MB; \
          HNSW recall@10 {:.3}; load average {} → {}",
         result["chunks"],
-        number(&result["index_seconds"]),
-        number(&result["chunks_per_second"]),
         number(&result["peak_rss_mb"]),
         number(&result["data_dir_mb"]),
         number(&result["hnsw_recall_at_10"]),
         result["load_average_before"],
         result["load_average_after"],
     )];
-    lines.push(format!("index stages (ms): {}", result["index_stages_ms"]));
+    if let Some(stages) = result.get("index_stages_ms") {
+        lines.push(format!("index stages (ms): {stages}"));
+    }
     for mode in result["modes"].as_array().into_iter().flatten() {
         lines.push(format!(
             "{}: p50 {:.2} ms, p95 {:.2} ms; stages p50 {}",
@@ -197,10 +268,12 @@ struct Query {
     vector: Vec<f32>,
 }
 
+/// The set's first [`QUERIES`] queries, embedded.
 fn queries(engine: &Engine, dataset: &Path) -> Result<Vec<Query>> {
     read_jsonl(&dataset.join("queries.jsonl"))?
         .iter()
         .filter_map(|q| q.get("text").and_then(|t| t.as_str()))
+        .take(QUERIES)
         .map(|text| {
             Ok(Query {
                 text: text.to_string(),
@@ -216,6 +289,14 @@ struct ExactTop {
 }
 
 impl ExactTop {
+    /// Each query's exact top 10 as the generated records' ids.
+    fn doc_ids(&self) -> Vec<Vec<String>> {
+        self.best
+            .iter()
+            .map(|best| best.iter().map(|(_, index)| record_id(*index)).collect())
+            .collect()
+    }
+
     fn offer(&mut self, queries: &[Query], index: usize, vector: &[f32]) {
         for (query, best) in queries.iter().zip(&mut self.best) {
             let score: f32 = query.vector.iter().zip(vector).map(|(a, b)| a * b).sum();
@@ -264,7 +345,7 @@ fn write_corpus(
         exact.offer(queries, index, &vector);
         let numbers: Vec<String> = vector.iter().map(|x| format!("{x:.5}")).collect();
         let record =
-            serde_json::json!({"_id": format!("s{index}"), "title": main.title, "text": text});
+            serde_json::json!({"_id": record_id(index), "title": main.title, "text": text});
         let record = record.to_string();
         writeln!(
             writer,
@@ -380,25 +461,27 @@ fn stage_values(retrieval: &Retrieval) -> [f64; 5] {
     ]
 }
 
+/// The id of the `index`th generated record.
+fn record_id(index: usize) -> String {
+    format!("s{index}")
+}
+
 /// Mean share of each query's exact top 10 that the dense search returns.
-fn hnsw_recall(engine: &Engine, queries: &[Query], exact: &ExactTop) -> Result<f64> {
+fn hnsw_recall(engine: &Engine, queries: &[Query], exact: &[Vec<String>]) -> Result<f64> {
     let config = RetrievalConfig {
         mode: RetrievalMode::Dense,
         top_k: 10,
         ..RetrievalConfig::default()
     };
     let mut total = 0.0;
-    for (query, best) in queries.iter().zip(&exact.best) {
+    for (query, best) in queries.iter().zip(exact) {
         let found: HashSet<String> = engine
             .search(&query.text, &config, &Filters::default())?
             .hits
             .into_iter()
             .map(|hit| hit.chunk.doc_id)
             .collect();
-        let hits = best
-            .iter()
-            .filter(|(_, index)| found.contains(&format!("s{index}")))
-            .count();
+        let hits = best.iter().filter(|id| found.contains(*id)).count();
         total += hits as f64 / best.len().max(1) as f64;
     }
     Ok(total / queries.len().max(1) as f64)

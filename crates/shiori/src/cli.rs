@@ -369,7 +369,8 @@ pub enum BenchAction {
         /// Seed of the generated corpus.
         #[arg(long, default_value_t = 7)]
         seed: u64,
-        /// Build the store in this new directory and keep it (default: a temporary one).
+        /// Build the store in this new directory and keep it (default: a temporary one); given
+        /// a directory kept by an earlier run, time the queries on that store again.
         #[arg(long)]
         keep: Option<PathBuf>,
     },

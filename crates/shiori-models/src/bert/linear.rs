@@ -1,8 +1,11 @@
 //! A dense layer `input · Wᵀ + bias` over row-major token matrices, in bfloat16 where the CPU
-//! has AVX-512 BF16 and in f32 (the `gemm` crate candle itself calls) elsewhere.
+//! has AVX-512 BF16 and in f32 elsewhere: a query's few rows through the narrow AVX2 kernel,
+//! batches through the `gemm` crate candle itself calls.
 
 #[cfg(target_arch = "x86_64")]
 use super::bf16::{self, Bf16Weights};
+#[cfg(target_arch = "x86_64")]
+use super::narrow::{self, NarrowKernel};
 
 /// The arithmetic of the dense layers (attention and normalisation always run in f32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -42,7 +45,21 @@ enum Kernel {
     #[cfg(target_arch = "x86_64")]
     Bf16(Bf16Weights),
     /// Row-major `[outputs, inputs]`, as stored.
-    F32(Vec<f32>),
+    F32 {
+        weight: Vec<f32>,
+        #[cfg(target_arch = "x86_64")]
+        narrow: Option<NarrowKernel>,
+    },
+}
+
+impl Kernel {
+    fn f32(weight: Vec<f32>) -> Kernel {
+        Kernel::F32 {
+            weight,
+            #[cfg(target_arch = "x86_64")]
+            narrow: NarrowKernel::detect(),
+        }
+    }
 }
 
 impl Linear {
@@ -53,8 +70,8 @@ impl Linear {
         let kernel = match precision {
             #[cfg(target_arch = "x86_64")]
             Precision::Bf16 if bf16::supported() => Bf16Weights::pack(&weight, outputs, inputs)
-                .map_or(Kernel::F32(weight), Kernel::Bf16),
-            _ => Kernel::F32(weight),
+                .map_or_else(|| Kernel::f32(weight), Kernel::Bf16),
+            _ => Kernel::f32(weight),
         };
         Linear {
             kernel,
@@ -82,7 +99,14 @@ impl Linear {
                 // SAFETY: the kernel is only built when `bf16::supported()`.
                 unsafe { weights.matmul(input, &self.bias, out, &mut scratch[..words]) };
             }
-            Kernel::F32(weight) => {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::F32 {
+                weight,
+                narrow: Some(kernel),
+            } if rows <= narrow::MAX_ROWS => {
+                kernel.forward(weight, &self.bias, input, out, self.inputs);
+            }
+            Kernel::F32 { weight, .. } => {
                 for row in out.chunks_exact_mut(self.outputs) {
                     row.copy_from_slice(&self.bias);
                 }

@@ -1,15 +1,16 @@
 //! Element-wise kernels of the encoder: erf GELU, softmax and LayerNorm.
 //!
 //! The bodies are plain loops without calls or branches so that LLVM vectorises them, and
-//! [`simd_versions!`] compiles each a second time with AVX-512 enabled and picks that copy at run
-//! time: the workspace targets generic x86-64, where they would otherwise get 4-lane SSE2.
+//! [`simd_versions!`] compiles each again with AVX-512 and with AVX2 enabled and picks the widest
+//! copy the CPU runs: the workspace targets generic x86-64, where they would otherwise get 4-lane
+//! SSE2 (and a libm call per value for `exp`'s rounding).
 
 /// Lanes of the hand-split reductions: floating-point sums are only vectorised when written as
 /// independent partial sums.
 const LANES: usize = 16;
 
-/// Defines each function twice, portable and compiled for AVX-512, and calls the AVX-512 copy
-/// when the CPU has it.
+/// Defines each function three times, portable and compiled for AVX-512 and for AVX2, and calls
+/// the widest copy the CPU has.
 macro_rules! simd_versions {
     ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block)*) => {$(
         $(#[$doc])*
@@ -24,10 +25,23 @@ macro_rules! simd_versions {
             }
 
             #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            fn avx2($($arg: $ty),*) {
+                portable($($arg),*)
+            }
+
+            #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU was just checked for AVX-512F (VL, BW, DQ come with it on
                 // every CPU that has it).
                 return unsafe { avx512($($arg),*) };
+            }
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                // SAFETY: the CPU was just checked for AVX2 and FMA.
+                return unsafe { avx2($($arg),*) };
             }
             portable($($arg),*)
         }

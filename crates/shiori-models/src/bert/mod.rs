@@ -12,6 +12,8 @@ mod attention;
 mod bf16;
 mod linear;
 mod math;
+#[cfg(target_arch = "x86_64")]
+mod narrow;
 
 use std::sync::{Mutex, PoisonError};
 
