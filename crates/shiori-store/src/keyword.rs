@@ -47,6 +47,11 @@ const WRITER_MAX_THREADS: usize = 2;
 /// rare enough that nDCG@10 on both shared sets is unchanged.
 const REFINED_DEPTH: usize = 4;
 
+/// A term found in more chunks than this only refines (see `query_terms`): walking its
+/// postings is what made Japanese queries slow at a million chunks, while shorter lists cost
+/// little. The shared evaluation sets have no term this common, so their rankings are as before.
+const COMMON_TERM_CHUNKS: u64 = 1 << 16;
+
 /// Bigrams match any substring, so they also reward fragments that merely share characters: at
 /// half weight they add recall without outranking whole-word matches (nDCG@10, JSQuAD / MS MARCO:
 /// 0.9486 / 0.7349 at weight 1.0, 0.9496 / 0.7386 at 0.5, 0.9495 / 0.7343 at 0.3).
@@ -238,11 +243,12 @@ type Clause = (Occur, Box<dyn Query>);
 
 impl TantivyKeywordIndex {
     /// The query's terms in every field, split in two. Character bigrams of Latin words
-    /// ("oatmeal" → "oa", "at", …) occur in most English chunks: as retrieval terms they make
-    /// every query walk most of the index. So they only add to the score of the best chunks
-    /// the other terms found ("refining"); every other term finds chunks ("matching"). A query
-    /// with nothing but such bigrams lets them find chunks too.
-    fn query_terms(&self, query: &str) -> (Vec<Clause>, Vec<Clause>) {
+    /// ("oatmeal" → "oa", "at", …) occur in most English chunks, and so do common Japanese
+    /// bigrams ("した", "ある") and words: as retrieval terms they make every query walk most
+    /// of the index. So they only add to the score of the best chunks the other terms found
+    /// ("refining"); every other term finds chunks ("matching"). A query with nothing but such
+    /// terms lets them find chunks too.
+    fn query_terms(&self, searcher: &Searcher, query: &str) -> (Vec<Clause>, Vec<Clause>) {
         let mut matching = Vec::new();
         let mut refining = Vec::new();
         for field in &self.fields {
@@ -255,6 +261,10 @@ impl TantivyKeywordIndex {
                 }
                 let latin_bigram = field.bigrams && !token.text.chars().any(is_japanese_char);
                 let term = Term::from_field_text(field.field, &token.text);
+                let common = latin_bigram
+                    || searcher
+                        .doc_freq(&term)
+                        .is_ok_and(|found| found > COMMON_TERM_CHUNKS);
                 let term_query: Box<dyn Query> =
                     Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
                 let clause: Box<dyn Query> = if field.boost == 1.0 {
@@ -262,7 +272,7 @@ impl TantivyKeywordIndex {
                 } else {
                     Box::new(BoostQuery::new(term_query, field.boost))
                 };
-                match latin_bigram {
+                match common {
                     true => refining.push((Occur::Should, clause)),
                     false => matching.push((Occur::Should, clause)),
                 }
@@ -403,11 +413,11 @@ impl KeywordIndex for TantivyKeywordIndex {
         }
         // Terms straight from the analyzers: unlike tantivy's QueryParser, no query syntax, so
         // user punctuation (`?`, `:`, quotes) can never make a query fail.
-        let (matching, refining) = self.query_terms(query);
+        let searcher = self.reader.searcher();
+        let (matching, refining) = self.query_terms(&searcher, query);
         if matching.is_empty() && refining.is_empty() {
             return Ok(Vec::new());
         }
-        let searcher = self.reader.searcher();
         let depth = k.saturating_mul(REFINED_DEPTH);
         let found = match (matching.is_empty(), refining.is_empty()) {
             (false, false) => top_documents(&searcher, &copied(&matching), depth, allowed)?,
@@ -496,7 +506,7 @@ mod tests {
         let index = filled(dir.path())?;
         let query = "Rust programming runtimes";
         let searcher = index.reader.searcher();
-        let (matching, refining) = index.query_terms(query);
+        let (matching, refining) = index.query_terms(&searcher, query);
         assert!(!matching.is_empty() && !refining.is_empty());
         let found = top_documents(&searcher, &copied(&matching), 10, None)?;
         let refined = refine(&searcher, &refining, found)?;
@@ -532,7 +542,7 @@ mod tests {
         }
 
         // A stop word has no English term, only bigrams, and they find chunks.
-        let (english, bigrams) = index.query_terms("the");
+        let (english, bigrams) = index.query_terms(&searcher, "the");
         assert_eq!((english.len(), bigrams.len()), (0, 2));
         assert!(!index.search("the", 10, None)?.is_empty());
         Ok(())

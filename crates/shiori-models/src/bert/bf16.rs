@@ -177,19 +177,7 @@ fn bf16_pair(even: f32, odd: f32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn f32_reference(input: &[f32], weight: &[f32], bias: &[f32], inputs: usize) -> Vec<f32> {
-        input
-            .chunks_exact(inputs)
-            .flat_map(|row| {
-                weight
-                    .chunks_exact(inputs)
-                    .zip(bias)
-                    .map(|(w, b)| b + row.iter().zip(w).map(|(x, w)| x * w).sum::<f32>())
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    }
+    use crate::bert::linear::reference_product as f32_reference;
 
     #[test]
     #[cfg_attr(

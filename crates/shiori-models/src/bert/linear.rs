@@ -140,34 +140,48 @@ impl Linear {
     }
 }
 
+/// `input · Wᵀ + bias` summed plainly, for tests of the kernels.
+#[cfg(test)]
+pub(crate) fn reference_product(
+    input: &[f32],
+    weight: &[f32],
+    bias: &[f32],
+    inputs: usize,
+) -> Vec<f32> {
+    input
+        .chunks_exact(inputs)
+        .flat_map(|row| {
+            weight
+                .chunks_exact(inputs)
+                .zip(bias)
+                .map(|(w, b)| b + row.iter().zip(w).map(|(x, w)| x * w).sum::<f32>())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn both_precisions_compute_input_times_weight_transposed_plus_bias() {
-        let (inputs, outputs, rows) = (64, 96, 3);
+        let (inputs, outputs) = (64, 96);
         let weight: Vec<f32> = (0..outputs * inputs)
             .map(|i| (i % 13) as f32 / 8.0 - 0.75)
             .collect();
         let bias: Vec<f32> = (0..outputs).map(|i| i as f32 / 16.0).collect();
-        let input: Vec<f32> = (0..rows * inputs).map(|i| (i % 5) as f32 / 4.0).collect();
-        let expected: Vec<f32> = input
-            .chunks_exact(inputs)
-            .flat_map(|row| {
-                weight
-                    .chunks_exact(inputs)
-                    .zip(&bias)
-                    .map(|(w, b)| b + row.iter().zip(w).map(|(x, w)| x * w).sum::<f32>())
-            })
-            .collect();
-        // Every value above is a multiple of 1/16 below 4, exact in bfloat16 too. Asking for
-        // bfloat16 on a CPU without AVX-512 BF16 runs (and so tests) the f32 fallback.
-        for precision in [Precision::F32, Precision::Bf16] {
-            let linear = Linear::new(weight.clone(), bias.clone(), outputs, precision);
-            let mut out = vec![0f32; rows * outputs];
-            linear.forward(&input, &mut out, &mut Vec::new());
-            assert_eq!(out, expected, "{precision:?}");
+        // 3 rows take the narrow kernel on an AVX2 CPU, 40 the `gemm` product.
+        for rows in [3, 40] {
+            let input: Vec<f32> = (0..rows * inputs).map(|i| (i % 5) as f32 / 4.0).collect();
+            let expected = reference_product(&input, &weight, &bias, inputs);
+            // Every value above is a multiple of 1/16 below 4, exact in bfloat16 too. Asking
+            // for bfloat16 on a CPU without AVX-512 BF16 runs (and so tests) the f32 fallback.
+            for precision in [Precision::F32, Precision::Bf16] {
+                let linear = Linear::new(weight.clone(), bias.clone(), outputs, precision);
+                let mut out = vec![0f32; rows * outputs];
+                linear.forward(&input, &mut out, &mut Vec::new());
+                assert_eq!(out, expected, "{rows} rows, {precision:?}");
+            }
         }
     }
 }

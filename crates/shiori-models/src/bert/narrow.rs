@@ -12,7 +12,8 @@ use std::arch::x86_64::{
 };
 
 /// At most this many rows take this kernel; more go through `gemm`, whose packing then pays.
-pub(crate) const MAX_ROWS: usize = 16;
+/// (e5 query embedding p50 on AVX2: 14.3 ms at 16, 11.9 ms at 32, 11.6 ms at 64.)
+pub(crate) const MAX_ROWS: usize = 32;
 const LANES: usize = 8;
 /// Input rows multiplied at once: with two weight rows, 8 accumulators, 2 weight registers and
 /// one input register of the 16 AVX2 has.
@@ -168,18 +169,7 @@ fn horizontal_sum(v: __m256) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn reference(weight: &[f32], bias: &[f32], input: &[f32], inputs: usize) -> Vec<f32> {
-        input
-            .chunks_exact(inputs)
-            .flat_map(|row| {
-                weight
-                    .chunks_exact(inputs)
-                    .zip(bias)
-                    .map(|(w, b)| b + row.iter().zip(w).map(|(x, w)| x * w).sum::<f32>())
-            })
-            .collect()
-    }
+    use crate::bert::linear::reference_product;
 
     #[test]
     fn every_row_count_and_an_odd_output_count_match_the_plain_product() {
@@ -198,7 +188,7 @@ mod tests {
                 .collect();
             let mut out = vec![f32::NAN; rows * outputs];
             kernel.forward(&weight, &bias, &input, &mut out, inputs);
-            let expected = reference(&weight, &bias, &input, inputs);
+            let expected = reference_product(&input, &weight, &bias, inputs);
             for (got, want) in out.iter().zip(&expected) {
                 assert!((got - want).abs() < 1e-4, "{rows} rows: {got} vs {want}");
             }
