@@ -6,10 +6,10 @@
 //! rather than routing it by script keeps mixed-language chunks findable and keeps each field's
 //! average length (a BM25 input) honest; on JSQuAD and MS MARCO it also ranked best.
 //!
-//! At query time the character bigrams of Latin words only refine: they add to the scores of
-//! the best chunks the other terms found (four times as many as asked for), because as
-//! retrieval terms they match most English chunks and made a query's cost grow with the whole
-//! index. When the other terms find fewer chunks than that, one query of every term runs, as
+//! At query time the character bigrams of Latin words, and any term in more than 65,536 chunks,
+//! only refine: they add to the scores of the best chunks the other terms found (four times as
+//! many as asked for), because as retrieval terms they match much of the index and made a
+//! query's cost grow with it. When the other terms find fewer chunks than that, one query of every term runs, as
 //! before.
 
 use std::collections::HashSet;
