@@ -123,26 +123,25 @@ pub(crate) fn apply(
                 report.chunks_removed +=
                     delete_file(&mut transaction, &file.path, &fields, &mut stats)?;
                 insert_file(&mut transaction, &file)?;
-                let stored =
-                    insert_documents(&mut transaction, &file.path, &documents, &mut report)?;
-                pending.extend(
-                    chunks
-                        .into_iter()
-                        .filter(|c| stored.contains(&c.chunk.doc_id)),
-                );
+                pending.extend(insert_documents(
+                    &mut transaction,
+                    &file.path,
+                    &documents,
+                    chunks,
+                    &mut report,
+                )?);
             }
             Analysed::Append {
                 path,
                 documents,
                 chunks,
-            } => {
-                let stored = insert_documents(&mut transaction, &path, &documents, &mut report)?;
-                pending.extend(
-                    chunks
-                        .into_iter()
-                        .filter(|c| stored.contains(&c.chunk.doc_id)),
-                );
-            }
+            } => pending.extend(insert_documents(
+                &mut transaction,
+                &path,
+                &documents,
+                chunks,
+                &mut report,
+            )?),
             Analysed::Seal { file } => seal_file(&mut transaction, &file)?,
         }
     }
@@ -177,13 +176,14 @@ fn analyse(analyzers: &Analyzers, chunks: Vec<(Chunk, Vec<f32>)>) -> Vec<NewChun
 }
 
 /// Stores a file's documents, skipping (and reporting) those another file already holds;
-/// returns the ids it stored.
+/// returns the chunks of the documents it stored, to be inserted.
 fn insert_documents(
     transaction: &mut Transaction,
     path: &str,
     documents: &[Document],
+    chunks: Vec<NewChunk>,
     report: &mut ApplyReport,
-) -> Result<HashSet<String>, PostgresError> {
+) -> Result<Vec<NewChunk>, PostgresError> {
     let mut stored = HashSet::new();
     for document in documents {
         let owner: Option<String> = transaction
@@ -203,7 +203,10 @@ fn insert_documents(
         insert_document(transaction, path, document)?;
         stored.insert(document.doc_id.clone());
     }
-    Ok(stored)
+    Ok(chunks
+        .into_iter()
+        .filter(|c| stored.contains(&c.chunk.doc_id))
+        .collect())
 }
 
 enum Analysed {

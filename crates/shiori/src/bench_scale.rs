@@ -59,17 +59,25 @@ pub fn scale(
     let load_before = load_average();
     let work = tempfile::tempdir()?;
     let data_dir = keep.map_or_else(|| work.path().join("data"), Path::to_path_buf);
+    let queries = query_texts(dataset)?;
     let (built, exact) = match data_dir.exists() {
         true => (None, read_exact(&data_dir)?),
         false => {
-            let (report, exact) = build(home, dataset, chunks, seed, &data_dir, work.path())?;
+            let (report, exact) = build(
+                home,
+                dataset,
+                &queries,
+                chunks,
+                seed,
+                &data_dir,
+                work.path(),
+            )?;
             (Some(report), exact)
         }
     };
     let opening = Instant::now();
     let engine = Engine::open(&data_dir, home)?;
     let open_seconds = opening.elapsed().as_secs_f64();
-    let queries = queries(&engine, dataset)?;
     anyhow::ensure!(
         queries.len() == exact.len(),
         "{} holds the exact top 10 of {} queries; {} has {}",
@@ -120,6 +128,7 @@ struct Built {
 fn build(
     home: &ShioriHome,
     dataset: &Path,
+    queries: &[String],
     chunks: usize,
     seed: u64,
     data_dir: &Path,
@@ -128,10 +137,13 @@ fn build(
     Config::default().save(data_dir)?;
     let mut engine = Engine::open(data_dir, home)?;
     let bases = embedded_bases(&engine, home, dataset)?;
-    let queries = queries(&engine, dataset)?;
+    let query_vectors = queries
+        .iter()
+        .map(|text| engine.embedder().embed_query(text))
+        .collect::<Result<Vec<_>, _>>()?;
     let corpus_path = work.join("corpus.jsonl");
     let generating = Instant::now();
-    let exact = write_corpus(&corpus_path, &bases, chunks, seed, &queries)?;
+    let exact = write_corpus(&corpus_path, &bases, chunks, seed, &query_vectors)?;
     let generate_seconds = generating.elapsed().as_secs_f64();
     drop(bases);
 
@@ -262,25 +274,14 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// A query's text and its embedding.
-struct Query {
-    text: String,
-    vector: Vec<f32>,
-}
-
-/// The set's first [`QUERIES`] queries, embedded.
-fn queries(engine: &Engine, dataset: &Path) -> Result<Vec<Query>> {
-    read_jsonl(&dataset.join("queries.jsonl"))?
+/// The text of the set's first [`QUERIES`] queries.
+fn query_texts(dataset: &Path) -> Result<Vec<String>> {
+    Ok(read_jsonl(&dataset.join("queries.jsonl"))?
         .iter()
         .filter_map(|q| q.get("text").and_then(|t| t.as_str()))
         .take(QUERIES)
-        .map(|text| {
-            Ok(Query {
-                text: text.to_string(),
-                vector: engine.embedder().embed_query(text)?,
-            })
-        })
-        .collect()
+        .map(str::to_string)
+        .collect())
 }
 
 /// The exact top 10 of each query among the generated vectors, by id, kept while writing.
@@ -297,9 +298,9 @@ impl ExactTop {
             .collect()
     }
 
-    fn offer(&mut self, queries: &[Query], index: usize, vector: &[f32]) {
+    fn offer(&mut self, queries: &[Vec<f32>], index: usize, vector: &[f32]) {
         for (query, best) in queries.iter().zip(&mut self.best) {
-            let score: f32 = query.vector.iter().zip(vector).map(|(a, b)| a * b).sum();
+            let score: f32 = query.iter().zip(vector).map(|(a, b)| a * b).sum();
             if best.len() < 10 || score > best[best.len() - 1].0 {
                 let at = best.partition_point(|(s, _)| *s >= score);
                 best.insert(at, (score, index));
@@ -315,7 +316,7 @@ fn write_corpus(
     bases: &[Base],
     chunks: usize,
     seed: u64,
-    queries: &[Query],
+    queries: &[Vec<f32>],
 ) -> Result<ExactTop> {
     let mut rng = fastrand::Rng::with_seed(seed);
     let corpus_words: Vec<&str> = bases
@@ -413,20 +414,24 @@ fn gaussian(rng: &mut fastrand::Rng) -> f32 {
     ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
 }
 
-fn time_mode(engine: &Engine, queries: &[Query], mode: RetrievalMode) -> Result<serde_json::Value> {
+fn time_mode(
+    engine: &Engine,
+    queries: &[String],
+    mode: RetrievalMode,
+) -> Result<serde_json::Value> {
     let config = RetrievalConfig {
         mode,
         top_k: 10,
         ..RetrievalConfig::default()
     };
     for query in queries.iter().take(5) {
-        engine.search(&query.text, &config, &Filters::default())?;
+        engine.search(query, &config, &Filters::default())?;
     }
     let mut totals = Vec::with_capacity(queries.len());
     let mut stages: [Vec<f64>; 5] = Default::default();
     for query in queries {
         let started = Instant::now();
-        let retrieval = engine.search(&query.text, &config, &Filters::default())?;
+        let retrieval = engine.search(query, &config, &Filters::default())?;
         totals.push(started.elapsed().as_secs_f64() * 1000.0);
         for (samples, value) in stages.iter_mut().zip(stage_values(&retrieval)) {
             samples.push(value);
@@ -467,7 +472,7 @@ fn record_id(index: usize) -> String {
 }
 
 /// Mean share of each query's exact top 10 that the dense search returns.
-fn hnsw_recall(engine: &Engine, queries: &[Query], exact: &[Vec<String>]) -> Result<f64> {
+fn hnsw_recall(engine: &Engine, queries: &[String], exact: &[Vec<String>]) -> Result<f64> {
     let config = RetrievalConfig {
         mode: RetrievalMode::Dense,
         top_k: 10,
@@ -476,7 +481,7 @@ fn hnsw_recall(engine: &Engine, queries: &[Query], exact: &[Vec<String>]) -> Res
     let mut total = 0.0;
     for (query, best) in queries.iter().zip(exact) {
         let found: HashSet<String> = engine
-            .search(&query.text, &config, &Filters::default())?
+            .search(query, &config, &Filters::default())?
             .hits
             .into_iter()
             .map(|hit| hit.chunk.doc_id)
