@@ -11,6 +11,8 @@ bash scripts/test-environment.sh
 
 cargo build --release -p shiori
 target/release/shiori models fetch
+# The tool-call tests need a model that makes tool calls; SmolLM2-135M does not.
+target/release/shiori models fetch qwen2.5-coder-0.5b
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0

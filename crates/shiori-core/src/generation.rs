@@ -2,6 +2,7 @@
 //! `shiori-llm` (HTTP providers) and `shiori-models` (local llama.cpp models).
 
 use serde::{Deserialize, Serialize};
+use std::ops::ControlFlow;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -136,8 +137,27 @@ pub enum ChatError {
 }
 
 /// Receives generated text as it streams in; `Break` stops the generation (and drops the
-/// upstream request).
-pub type TokenSink<'a> = &'a mut dyn FnMut(&str) -> std::ops::ControlFlow<()>;
+/// upstream request). Any `FnMut(&str) -> ControlFlow<()>` is one.
+pub trait TokenReceiver {
+    /// The next piece of the reply.
+    fn token(&mut self, text: &str) -> ControlFlow<()>;
+
+    /// Asked while a model computes and no text comes (a local model between passes over a
+    /// long prompt), so a caller that has gone stops the work there rather than at the first
+    /// token.
+    fn keep_going(&mut self) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+}
+
+impl<F: FnMut(&str) -> ControlFlow<()>> TokenReceiver for F {
+    fn token(&mut self, text: &str) -> ControlFlow<()> {
+        self(text)
+    }
+}
+
+/// Where a streamed reply goes.
+pub type TokenSink<'a> = &'a mut dyn TokenReceiver;
 
 /// A chat-completion model: an HTTP provider or a local model.
 pub trait ChatModel: Send + Sync {

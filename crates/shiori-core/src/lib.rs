@@ -22,7 +22,8 @@ pub use conversation::{
 };
 pub use generation::{
     escape_markup, ChatError, ChatMessage, ChatModel, ChatRequest, ChatResponse, RerankError,
-    Reranker, Role, TokenSink, ToolCall, ToolSpec, Usage, WebResult, WebSearch, WebSearchError,
+    Reranker, Role, TokenReceiver, TokenSink, ToolCall, ToolSpec, Usage, WebResult, WebSearch,
+    WebSearchError,
 };
 pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
 pub use seams::{AllowedKeys, EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};

@@ -3,7 +3,7 @@
 
 use crate::retry::{parse_retry_after, RetryPolicy, Retryable};
 use reqwest::blocking::{Client, RequestBuilder, Response};
-use shiori_core::{ChatError, EmbedError, WebSearchError};
+use shiori_core::{ChatError, EmbedError, TokenReceiver, WebSearchError};
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, SystemTime};
 use thiserror::Error;
@@ -92,10 +92,10 @@ impl HttpError {
 /// the connection.
 pub(crate) fn forward(
     provider: &'static str,
-    sink: &mut dyn FnMut(&str) -> std::ops::ControlFlow<()>,
+    sink: &mut dyn TokenReceiver,
     text: &str,
 ) -> Result<(), HttpError> {
-    match sink(text) {
+    match sink.token(text) {
         std::ops::ControlFlow::Continue(()) => Ok(()),
         std::ops::ControlFlow::Break(()) => Err(HttpError::cancelled(provider)),
     }

@@ -1,5 +1,6 @@
-//! The local GGUF chat model (llama.cpp) on the real SmolLM2-135M-Instruct (and
-//! Qwen2.5-Coder-0.5B when asked for), as `shiori models fetch` installs them under `SHIORI_HOME`.
+//! The local GGUF chat model (llama.cpp) on the real SmolLM2-135M-Instruct and
+//! Qwen2.5-Coder-0.5B, as `shiori models fetch [qwen2.5-coder-0.5b]` installs them under
+//! `SHIORI_HOME`.
 
 mod common;
 
@@ -8,7 +9,7 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use shiori_core::{ChatError, ChatMessage, ChatModel, ChatRequest, ToolSpec};
+use shiori_core::{ChatError, ChatMessage, ChatModel, ChatRequest, TokenReceiver, ToolSpec};
 use shiori_models::assets::ShioriHome;
 use shiori_models::{GgufChatModel, ModelLoadError};
 
@@ -102,9 +103,8 @@ fn a_context_grown_for_a_longer_reply_keeps_the_cached_prompt_intact() {
     );
 }
 
-#[test]
-fn finds_the_answer_in_a_prompt_longer_than_one_batch() {
-    let model = smollm2();
+/// A question whose answer sits in the middle of a context longer than 512 tokens.
+fn zorbania_in_a_long_context() -> ChatRequest {
     let filler = [
         "The weather in the northern valleys is mild in spring.",
         "Farmers there grow barley, turnips and a kind of blue pepper.",
@@ -121,7 +121,7 @@ fn finds_the_answer_in_a_prompt_longer_than_one_batch() {
             context.push_str("The capital of Zorbania is Plimp. ");
         }
     }
-    let request = ChatRequest {
+    ChatRequest {
         messages: vec![
             ChatMessage::system("Answer the question using only the context."),
             ChatMessage::user(format!(
@@ -130,10 +130,60 @@ fn finds_the_answer_in_a_prompt_longer_than_one_batch() {
         ],
         max_tokens: Some(24),
         ..ChatRequest::default()
-    };
+    }
+}
+
+#[test]
+fn finds_the_answer_in_a_prompt_longer_than_one_batch() {
+    let model = smollm2();
+    let request = zorbania_in_a_long_context();
     assert!(model.prompt_ids(&request).unwrap().len() > 512);
     let response = model.chat(&request, None).unwrap();
     assert!(response.content.contains("Plimp"), "{:?}", response.content);
+}
+
+/// A caller that leaves while the prompt is computed: it says stop the second time it is asked.
+#[derive(Default)]
+struct LeavesDuringThePrompt {
+    asked: usize,
+    pieces: usize,
+}
+
+impl TokenReceiver for LeavesDuringThePrompt {
+    fn token(&mut self, _: &str) -> ControlFlow<()> {
+        self.pieces += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn keep_going(&mut self) -> ControlFlow<()> {
+        self.asked += 1;
+        match self.asked {
+            1 => ControlFlow::Continue(()),
+            _ => ControlFlow::Break(()),
+        }
+    }
+}
+
+#[test]
+fn a_caller_that_leaves_during_the_prompt_stops_it_at_the_next_pass() {
+    // Its own instance (the weights are shared), so no other test's prompt is cached in it.
+    let model = load(ShioriHome::smollm2_gguf, "");
+    let request = zorbania_in_a_long_context();
+    let mut caller = LeavesDuringThePrompt::default();
+    let result = model.chat(&request, Some(&mut caller));
+    assert!(
+        matches!(result, Err(ChatError::Cancelled { .. })),
+        "{result:?}"
+    );
+    // The prompt takes five passes or more; it stopped after the first.
+    assert_eq!((caller.asked, caller.pieces), (2, 0));
+    // What the first pass computed stays cached, and the next answer starts from it.
+    let after = model.chat(&request, None).unwrap();
+    let fresh = load(ShioriHome::smollm2_gguf, "")
+        .chat(&request, None)
+        .unwrap();
+    assert_eq!(after.content, fresh.content);
+    assert!(after.content.contains("Plimp"), "{:?}", after.content);
 }
 
 #[test]
@@ -294,10 +344,14 @@ fn load_errors_name_the_file() {
     );
 }
 
+fn qwen() -> &'static GgufChatModel {
+    static MODEL: OnceLock<GgufChatModel> = OnceLock::new();
+    MODEL.get_or_init(|| load(ShioriHome::qwen_gguf, " qwen2.5-coder-0.5b"))
+}
+
 #[test]
-#[ignore = "needs Qwen2.5-Coder-0.5B (491 MB): `shiori models fetch qwen2.5-coder-0.5b`"]
 fn qwen_answers_a_japanese_question_from_the_context() {
-    let model = load(ShioriHome::qwen_gguf, " qwen2.5-coder-0.5b");
+    let model = qwen();
     let request = ChatRequest {
         messages: vec![
             ChatMessage::system("文脈だけを使って日本語で簡潔に答えてください。"),
@@ -308,7 +362,7 @@ fn qwen_answers_a_japanese_question_from_the_context() {
         max_tokens: Some(32),
         ..ChatRequest::default()
     };
-    let (response, pieces) = chat_streamed(&model, &request);
+    let (response, pieces) = chat_streamed(model, &request);
     let streamed = pieces.concat();
     assert!(
         response.content.contains("プリンプ"),
@@ -316,7 +370,10 @@ fn qwen_answers_a_japanese_question_from_the_context() {
         response.content
     );
     assert_eq!(streamed, response.content);
+}
 
+#[test]
+fn qwens_tool_call_comes_back_parsed() {
     let request = ChatRequest {
         messages: vec![ChatMessage::user("What is the weather in Tokyo right now?")],
         tools: vec![ToolSpec {
@@ -331,7 +388,7 @@ fn qwen_answers_a_japanese_question_from_the_context() {
         max_tokens: Some(64),
         ..ChatRequest::default()
     };
-    let response = model.chat(&request, None).unwrap();
+    let response = qwen().chat(&request, None).unwrap();
     assert_eq!(response.tool_calls.len(), 1, "{response:?}");
     assert_eq!(response.tool_calls[0].name, "get_weather");
     assert_eq!(

@@ -1,9 +1,35 @@
 //! What a run reports while it answers, and how its caller stops it.
 
 use crate::corpus::RagError;
-use shiori_core::{ChatError, TraceStep};
+use shiori_core::{ChatError, TokenReceiver, TraceStep};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// The answer step's token sink: pieces go to the listener, the first one's time is noted, and a
+/// model still computing its prompt is told to stop once the listener cancels.
+pub(crate) struct Forward<'a> {
+    pub listener: Listener<'a>,
+    pub run_started: Instant,
+    /// Milliseconds from the run's start to the first piece.
+    pub first_token_ms: Option<f64>,
+}
+
+impl TokenReceiver for Forward<'_> {
+    fn token(&mut self, text: &str) -> ControlFlow<()> {
+        let run_started = self.run_started;
+        self.first_token_ms
+            .get_or_insert_with(|| run_started.elapsed().as_secs_f64() * 1000.0);
+        self.listener.token(text)
+    }
+
+    fn keep_going(&mut self) -> ControlFlow<()> {
+        match self.listener.is_cancelled() {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        }
+    }
+}
 
 /// One thing a run reports: a step once it has ended, or a piece of the answer as it is generated.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,5 +79,30 @@ impl Listener<'_> {
     pub(crate) fn cancelled_or<T>(&self, outcome: Result<T, ChatError>) -> Result<T, RagError> {
         self.check()?;
         Ok(outcome?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_sink_tells_a_computing_model_to_stop_once_the_run_is_cancelled() {
+        let cancel = AtomicBool::new(false);
+        let mut forward = Forward {
+            listener: Listener {
+                on_event: None,
+                cancel: Some(&cancel),
+            },
+            run_started: Instant::now(),
+            first_token_ms: None,
+        };
+        assert!(forward.keep_going().is_continue());
+        assert_eq!(forward.first_token_ms, None, "asking is not a token");
+        assert!(forward.token("Plimp").is_continue());
+        assert!(forward.first_token_ms.is_some());
+        cancel.store(true, Ordering::Relaxed);
+        assert!(forward.keep_going().is_break());
+        assert!(forward.token("more").is_break());
     }
 }

@@ -5,7 +5,7 @@ use crate::attribution::attribute;
 use crate::budget::fit_to_context;
 use crate::citations::{check_citations, CheckedCitations};
 use crate::corpus::{Corpus, RagError};
-use crate::events::{AnswerEvent, Listener};
+use crate::events::{AnswerEvent, Forward, Listener};
 use crate::extractive::extractive_answer;
 use crate::gate::{gate, is_refusal};
 use crate::prompts;
@@ -373,11 +373,10 @@ impl<'p, 'a> Run<'p, 'a> {
         self.report_steps()?;
         let started = Instant::now();
         let listener = self.listener;
-        let run_started = self.started;
-        let mut first_token_ms = None;
-        let mut forward = |token: &str| {
-            first_token_ms.get_or_insert_with(|| run_started.elapsed().as_secs_f64() * 1000.0);
-            listener.token(token)
+        let mut forward = Forward {
+            listener: *listener,
+            run_started: self.started,
+            first_token_ms: None,
         };
         let request = fit_to_context(model, request);
         let response = if stream {
@@ -385,7 +384,7 @@ impl<'p, 'a> Run<'p, 'a> {
         } else {
             model.chat(&request, None)
         };
-        self.first_token_ms = self.first_token_ms.or(first_token_ms);
+        self.first_token_ms = self.first_token_ms.or(forward.first_token_ms);
         let response = listener.cancelled_or(response)?;
         let output = if response.tool_calls.is_empty() {
             summary(&response.content)

@@ -1,7 +1,8 @@
 //! End to end with no network: the basic pipeline answers from the sample corpus with
 //! SmolLM2-135M-Instruct run locally on llama.cpp (fetched by `shiori models fetch`), citing real
-//! sources; CRAG's graders reply with the JSON they are asked for, every time; and
-//! `shiori serve` streams its tokens as they are generated.
+//! sources; CRAG's graders reply with the JSON they are asked for, every time; the agent's tool
+//! calls from Qwen2.5-Coder-0.5B (fetched by `shiori models fetch qwen2.5-coder-0.5b`) are parsed
+//! and run; and `shiori serve` streams its tokens as they are generated.
 
 mod common;
 
@@ -24,23 +25,23 @@ fn one_local_model_at_a_time() -> MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// samples/faq indexed, with the local model answering.
-fn local_model_data_dir(work: &Path) -> PathBuf {
+/// samples/faq indexed, with the local model `model` answering.
+fn local_model_data_dir(work: &Path, model: &str) -> PathBuf {
     let data = work.join("data");
     index(&data, &sample_faq_dir().join("documents.jsonl"));
     let config = data.join("shiori.toml");
     let mut text = std::fs::read_to_string(&config).unwrap_or_default();
-    text.push_str(
+    text.push_str(&format!(
         r#"
 [llm.models.local]
 provider = "local"
-model = "smollm2"
+model = "{model}"
 
 [pipeline]
 answer_model = "local"
 max_tokens = 120
-"#,
-    );
+"#
+    ));
     std::fs::write(&config, text).unwrap();
     data
 }
@@ -49,7 +50,7 @@ max_tokens = 120
 fn the_basic_pipeline_answers_with_a_local_model_and_cites_a_real_source() {
     let _alone = one_local_model_at_a_time();
     let work = tempfile::tempdir().unwrap();
-    let data = local_model_data_dir(work.path());
+    let data = local_model_data_dir(work.path(), "smollm2");
 
     let answer = run_json(
         &data,
@@ -76,6 +77,35 @@ fn the_basic_pipeline_answers_with_a_local_model_and_cites_a_real_source() {
     assert!(answer["usage"]["completion_tokens"].as_u64().unwrap() > 0);
 }
 
+#[test]
+fn the_agents_tool_calls_from_a_local_qwen_come_back_parsed_and_run() {
+    let _alone = one_local_model_at_a_time();
+    let work = tempfile::tempdir().unwrap();
+    let data = local_model_data_dir(work.path(), "qwen2.5-coder-0.5b");
+
+    let answer = run_json(&data, &["ask", QUESTION, "--pipeline", "agentic"]);
+    let steps = answer["trace"]["steps"].as_array().unwrap();
+    let outputs: Vec<(&str, &str)> = steps
+        .iter()
+        .map(|s| (s["step"].as_str().unwrap(), s["output"].as_str().unwrap()))
+        .collect();
+    let ran = outputs
+        .windows(2)
+        .filter(|pair| {
+            let (agent, tool) = (pair[0], pair[1]);
+            agent.0 == "agent"
+                && agent.1.starts_with(&format!("tool calls: {}(", tool.0))
+                && ["search", "calculate", "compare"].contains(&tool.0)
+        })
+        .count();
+    assert!(ran > 0, "no tool call ran: {outputs:#?}");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(
+        !text.contains("<tool_call>") && !text.trim_start().starts_with("{\"name\""),
+        "a tool call came back as the answer: {text}"
+    );
+}
+
 /// The first `count` questions of the sample set (English and Japanese).
 fn sample_questions(count: usize) -> Vec<String> {
     let text = std::fs::read_to_string(sample_faq_dir().join("qa.jsonl")).unwrap();
@@ -92,7 +122,7 @@ fn sample_questions(count: usize) -> Vec<String> {
 fn crag_grades_are_valid_json_on_every_run() {
     let _alone = one_local_model_at_a_time();
     let work = tempfile::tempdir().unwrap();
-    let data = local_model_data_dir(work.path());
+    let data = local_model_data_dir(work.path(), "smollm2");
     let mut grades = 0;
     let mut refined = 0;
     for question in sample_questions(20) {
@@ -152,7 +182,7 @@ fn read_events(reader: impl BufRead, started: Instant) -> Vec<(String, Value, Du
 fn the_local_models_tokens_stream_over_http_as_they_are_generated() {
     let _alone = one_local_model_at_a_time();
     let work = tempfile::tempdir().unwrap();
-    let data = local_model_data_dir(work.path());
+    let data = local_model_data_dir(work.path(), "smollm2");
     let (_serving, addr, _) = start_serving(command(&data));
     let body =
         serde_json::json!({"question": QUESTION, "pipeline": "basic", "top_k": 3}).to_string();

@@ -11,6 +11,8 @@ use shiori_core::{ChatMessage, ChatRequest, Role, ToolSpec};
 
 pub const TOOL_CALL_OPEN: &str = "<tool_call>";
 pub const TOOL_CALL_CLOSE: &str = "</tool_call>";
+/// How a call printed without its tags starts ([`tool_call_schema`] puts the name first).
+pub const BARE_TOOL_CALL_OPEN: &str = "{\"name\"";
 
 const JSON_INSTRUCTION: &str = "Reply with a single JSON object and nothing else.";
 

@@ -55,8 +55,13 @@ impl Session {
     }
 
     /// Brings the KV cache to `prompt`, keeping the prefix it shares with what is cached, and
-    /// leaves the logits of the prompt's last token ready for sampling.
-    pub fn prefill(&mut self, prompt: &[LlamaToken]) -> Result<(), String> {
+    /// leaves the logits of the prompt's last token ready for sampling. Before each pass it asks
+    /// `keep_going`, and stops there once told no (what was computed stays cached).
+    pub fn prefill(
+        &mut self,
+        prompt: &[LlamaToken],
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<(), String> {
         // The last prompt token is always decoded again: its logits start the reply.
         let shared = common_prefix(&self.cached, prompt).min(prompt.len().saturating_sub(1));
         let kept = self
@@ -71,9 +76,14 @@ impl Session {
             0
         };
         self.cached.truncate(start);
-        let batch_size = self.context.n_batch() as usize;
+        // One micro-batch a pass: llama.cpp computes no more at once, so nothing is lost by
+        // asking between them.
+        let batch_size = self.context.n_ubatch() as usize;
         let mut batch = LlamaBatch::new(batch_size, 1);
         for chunk in prompt[start..].chunks(batch_size) {
+            if !keep_going() {
+                break;
+            }
             batch.clear();
             let last = self.cached.len() + chunk.len() - 1;
             for &token in chunk {

@@ -18,29 +18,34 @@ const SYSTEM: &str = "You answer questions about a document collection. Use the 
 
 fn tools() -> Vec<ToolSpec> {
     let text = |description: &str| json!({"type": "string", "description": description});
+    // No other keys: a model held to the schema by a grammar then cannot add any.
+    let arguments = |properties: Value, required: &[&str]| {
+        json!({"type": "object", "properties": properties, "required": required,
+               "additionalProperties": false})
+    };
     vec![
         ToolSpec {
             name: "search".to_string(),
             description: "Search the document collection.".to_string(),
-            parameters: json!({"type": "object", "properties": {"query": text("what to look for")},
-                               "required": ["query"]}),
+            parameters: arguments(json!({"query": text("what to look for")}), &["query"]),
         },
         ToolSpec {
             name: "calculate".to_string(),
             description: "Evaluate an arithmetic expression with + - * / % ^ and parentheses."
                 .to_string(),
-            parameters: json!({"type": "object",
-                               "properties": {"expression": text("e.g. (120 - 20) * 1.1")},
-                               "required": ["expression"]}),
+            parameters: arguments(
+                json!({"expression": text("e.g. (120 - 20) * 1.1")}),
+                &["expression"],
+            ),
         },
         ToolSpec {
             name: "compare".to_string(),
             description: "Search the collection for two things and show the passages side by side."
                 .to_string(),
-            parameters: json!({"type": "object",
-                               "properties": {"first": text("the first thing"),
-                                              "second": text("the second thing")},
-                               "required": ["first", "second"]}),
+            parameters: arguments(
+                json!({"first": text("the first thing"), "second": text("the second thing")}),
+                &["first", "second"],
+            ),
         },
     ]
 }
