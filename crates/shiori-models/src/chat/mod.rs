@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Mutex;
 
-use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
@@ -233,7 +233,13 @@ impl GgufChatModel {
             .with_n_batch(MICRO_BATCH)
             .with_n_ubatch(MICRO_BATCH)
             .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads_batch(threads)
+            // Measured on SmolLM2 and Qwen2.5-Coder-0.5B on AVX2 (the 516-token bench prompt):
+            // flash attention lets every generated token cost more (SmolLM2: 94 against 110
+            // tokens/s) for 5% faster prompts, and without it the keys can be 8-bit (values
+            // cannot), which costs neither speed and saves a quarter of the KV cache.
+            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
+            .with_type_k(KvCacheType::Q8_0);
         let backend = engine::backend().map_err(|e| self.failure(e))?;
         let context = self
             .model
