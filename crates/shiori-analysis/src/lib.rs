@@ -22,7 +22,9 @@ use std::io::BufReader;
 use std::path::Path;
 use std::sync::Arc;
 
-use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer};
+use std::collections::HashSet;
+
+use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer, Token};
 
 pub use dictionary::build_ipadic_dictionary;
 pub use error::AnalysisError;
@@ -123,6 +125,49 @@ pub fn analyzers(japanese: &JapaneseTokenization) -> Vec<(&'static str, TextAnal
     analyzers
 }
 
+/// Whether queries in the `analyzer` field leave out the unigrams a bigram covers (see
+/// [`query_terms`]): in the bigram field of an index that also has morphemes, where
+/// one-character words match as morphemes.
+pub fn skips_covered_unigrams(analyzer: &str, japanese: &JapaneseTokenization) -> bool {
+    analyzer == JAPANESE_BIGRAM_ANALYZER
+        && matches!(japanese, JapaneseTokenization::Morphological(_))
+}
+
+/// The distinct terms `analyzer` cuts from `query`, in order. With `skip_covered_unigrams`, a
+/// character's unigram is left out when one of the query's bigrams holds it: the bigrams and
+/// the morpheme already count that character, and a third count outweighed the words around
+/// it (jsquad-valid BM25 nDCG@10 0.9494 → 0.9503; a lone character, whose run is one long,
+/// keeps its unigram).
+pub fn query_terms(
+    analyzer: &TextAnalyzer,
+    query: &str,
+    skip_covered_unigrams: bool,
+) -> Vec<String> {
+    let mut analyzer = analyzer.clone();
+    let mut stream = analyzer.token_stream(query);
+    let mut tokens = Vec::new();
+    while let Some(token) = stream.next() {
+        tokens.push(token.clone());
+    }
+    let bigram_spans: Vec<(usize, usize)> = tokens
+        .iter()
+        .filter(|token| token.text.chars().count() == 2)
+        .map(|token| (token.offset_from, token.offset_to))
+        .collect();
+    let covered = |token: &Token| {
+        token.text.chars().count() == 1
+            && bigram_spans
+                .iter()
+                .any(|&(from, to)| from <= token.offset_from && token.offset_to <= to)
+    };
+    let mut seen = HashSet::new();
+    tokens
+        .into_iter()
+        .filter(|token| !(skip_covered_unigrams && covered(token)))
+        .filter_map(|token| seen.insert(token.text.clone()).then_some(token.text))
+        .collect()
+}
+
 fn english_analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(LatinWordTokenizer)
         .filter(StopWordFilter::remove(
@@ -167,6 +212,38 @@ pub(crate) mod tests {
             terms(&index, ENGLISH_ANALYZER, "Ｔｏｋｉｏのruntimesを使う"),
             ["tokio", "runtim"]
         );
+    }
+
+    #[test]
+    fn query_terms_skip_only_the_unigrams_a_bigram_covers() {
+        let index = index_with(&JapaneseTokenization::Bigram);
+        let Some(bigrams) = index.tokenizers().get(JAPANESE_BIGRAM_ANALYZER) else {
+            panic!("bigram analyzer not registered");
+        };
+        assert_eq!(
+            query_terms(&bigrams, "空港の空港、県", false),
+            ["空", "空港", "港", "港の", "の", "の空", "県"]
+        );
+        assert_eq!(
+            query_terms(&bigrams, "空港の空港、県", true),
+            ["空港", "港の", "の空", "県"],
+            "repeats counted once; the lone 県 keeps its unigram"
+        );
+    }
+
+    #[test]
+    fn only_the_bigram_field_beside_morphemes_skips_covered_unigrams() {
+        let (_dir, morphemes) = crate::dictionary::tests::build_ipadic();
+        assert!(skips_covered_unigrams(JAPANESE_BIGRAM_ANALYZER, &morphemes));
+        assert!(!skips_covered_unigrams(
+            JAPANESE_IPADIC_ANALYZER,
+            &morphemes
+        ));
+        assert!(!skips_covered_unigrams(ENGLISH_ANALYZER, &morphemes));
+        assert!(!skips_covered_unigrams(
+            JAPANESE_BIGRAM_ANALYZER,
+            &JapaneseTokenization::Bigram
+        ));
     }
 
     #[test]

@@ -45,6 +45,32 @@ impl Range {
     }
 }
 
+/// The part of one retriever's list below its candidates: where normalised fusion finds what a
+/// candidate that list missed scored.
+struct Below {
+    scores: HashMap<u64, f32>,
+    last: Option<f32>,
+}
+
+impl Below {
+    fn of(list: &[(u64, f32)], candidates: usize) -> Below {
+        Below {
+            scores: list.iter().skip(candidates).copied().collect(),
+            last: list.last().map(|(_, score)| *score),
+        }
+    }
+
+    /// The score of `key` below the candidates; else the list's last score, which bounds it;
+    /// `otherwise` for an empty list.
+    fn score(&self, key: u64, otherwise: f32) -> f32 {
+        self.scores
+            .get(&key)
+            .copied()
+            .or(self.last)
+            .unwrap_or(otherwise)
+    }
+}
+
 /// The mean and standard deviation of one retriever's scores over its candidates.
 pub(crate) struct Spread {
     mean: f32,
@@ -87,7 +113,9 @@ impl Spread {
     }
 }
 
-/// Merges two rankings (each best first) into one, best first, by `config.fusion`:
+/// Merges two rankings (each best first) into one, best first, by `config.fusion`. The
+/// candidates are the first `candidates` (at least `top_k`) of each list; the lists may run
+/// deeper, for normalised fusion to look up what a candidate one list missed scored there.
 ///
 /// - RRF adds `1 / (rrf_k + rank)` per list (rank from 1); a list that misses a candidate adds 0.
 /// - Weighted min-max normalises each list over its candidates and adds
@@ -95,11 +123,17 @@ impl Spread {
 /// - Normalised adds the cosine's z-score over the dense candidates to `normalised_bm25_weight`
 ///   times the BM25 score's excess over the BM25 candidates' mean, as a fraction of that mean.
 ///   Neither depends on the scale of its scores; the BM25 ratio keeps how far a clear lexical
-///   match stands out. A candidate one list misses scored at most that list's last candidate
-///   there, so it gets that score.
+///   match stands out. A candidate one list misses gets its score further down that list, or
+///   the list's last score when the list does not reach it (it scored at most that).
 /// - Linear adds the raw scores, `dense cosine + bm25_weight * bm25`. A candidate one list misses
 ///   scored at most that list's last candidate there, so it gets that score.
 pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig) -> Vec<Fused> {
+    let candidates = config.candidates.max(config.top_k);
+    let (dense_below, bm25_below) = (Below::of(dense, candidates), Below::of(bm25, candidates));
+    let (dense, bm25) = (
+        &dense[..dense.len().min(candidates)],
+        &bm25[..bm25.len().min(candidates)],
+    );
     let mut placings: HashMap<u64, (Option<Placing>, Option<Placing>)> =
         HashMap::with_capacity(dense.len() + bm25.len());
     for (index, (key, raw)) in dense.iter().enumerate() {
@@ -116,7 +150,7 @@ pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig)
     }
     let (dense_range, bm25_range) = (Range::of(dense), Range::of(bm25));
     let (dense_spread, bm25_spread) = (Spread::of(dense), Spread::of(bm25));
-    let score = |dense: Option<Placing>, bm25: Option<Placing>| -> f32 {
+    let score = |key: u64, dense: Option<Placing>, bm25: Option<Placing>| -> f32 {
         match config.fusion {
             FusionKind::Rrf => [dense, bm25]
                 .into_iter()
@@ -128,9 +162,11 @@ pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig)
                     + bm25.map_or(0.0, |p| (1.0 - config.alpha) * bm25_range.normalise(p.raw))
             }
             FusionKind::Normalised => {
-                dense_spread.standardise(dense.map_or(dense_range.min, |p| p.raw))
-                    + config.normalised_bm25_weight
-                        * bm25_spread.relative(bm25.map_or(bm25_range.min, |p| p.raw))
+                let dense =
+                    dense.map_or_else(|| dense_below.score(key, dense_range.min), |p| p.raw);
+                let bm25 = bm25.map_or_else(|| bm25_below.score(key, bm25_range.min), |p| p.raw);
+                dense_spread.standardise(dense)
+                    + config.normalised_bm25_weight * bm25_spread.relative(bm25)
             }
             FusionKind::Linear => {
                 dense.map_or(dense_range.min, |p| p.raw)
@@ -142,7 +178,7 @@ pub fn fuse(dense: &[(u64, f32)], bm25: &[(u64, f32)], config: &RetrievalConfig)
         .into_iter()
         .map(|(key, (dense, bm25))| Fused {
             key,
-            score: score(dense, bm25),
+            score: score(key, dense, bm25),
             dense: dense.map(|p| p.raw),
             bm25: bm25.map(|p| p.raw),
         })
@@ -250,6 +286,45 @@ mod tests {
             "dense missed 4: the dense list's last score stands in; 30 is the BM25 mean"
         );
         assert_eq!(fused[0].key, 2);
+    }
+
+    #[test]
+    fn normalised_finds_a_missed_candidates_score_below_the_candidates() {
+        let config = RetrievalConfig {
+            fusion: FusionKind::Normalised,
+            normalised_bm25_weight: 1.0,
+            candidates: 2,
+            top_k: 2,
+            ..RetrievalConfig::default()
+        };
+        let dense = [(1, 0.90), (2, 0.80), (3, 0.75), (4, 0.40)];
+        let bm25 = [(3, 30.0), (5, 10.0), (1, 6.0), (6, 2.0)];
+        let fused = fuse(&dense, &bm25, &config);
+        let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
+        assert_eq!(
+            keys.len(),
+            4,
+            "the candidates are the first 2 of each list: {keys:?}"
+        );
+        let dense_z = |raw: f32| (raw - 0.85) / 0.05;
+        let bm25_relative = |raw: f32| (raw - 20.0) / 20.0;
+        let score = |key: u64| fused.iter().find(|f| f.key == key).unwrap().score;
+        assert!((score(1) - (dense_z(0.90) + bm25_relative(6.0))).abs() < 1e-4);
+        assert!((score(3) - (dense_z(0.75) + bm25_relative(30.0))).abs() < 1e-4);
+        assert!(
+            (score(2) - (dense_z(0.80) + bm25_relative(2.0))).abs() < 1e-4,
+            "BM25 never reached 2: its last score bounds it"
+        );
+        assert!(
+            (score(5) - (dense_z(0.40) + bm25_relative(10.0))).abs() < 1e-4,
+            "dense never reached 5: its last score bounds it"
+        );
+        let best = fused.iter().find(|f| f.key == 1).unwrap();
+        assert_eq!(
+            (best.dense, best.bm25),
+            (Some(0.90), None),
+            "only candidates carry their list's score"
+        );
     }
 
     #[test]

@@ -118,15 +118,14 @@ impl Retriever<'_> {
         };
         let signals = relevance_signals(query, &dense, &bm25);
         let verdict = decide(signals.as_ref(), config.refusal, self.embedder.model_id());
-        let (dense, bm25) = (
-            &dense[..dense.len().min(candidates)],
-            &bm25[..bm25.len().min(candidates)],
-        );
-
         let mut fused = match config.mode {
-            RetrievalMode::Dense => single(dense, |f, s| f.dense = Some(s)),
-            RetrievalMode::Bm25 => single(bm25, |f, s| f.bm25 = Some(s)),
-            RetrievalMode::Hybrid => fuse(dense, bm25, config),
+            RetrievalMode::Dense => single(&dense[..dense.len().min(candidates)], |f, s| {
+                f.dense = Some(s)
+            }),
+            RetrievalMode::Bm25 => {
+                single(&bm25[..bm25.len().min(candidates)], |f, s| f.bm25 = Some(s))
+            }
+            RetrievalMode::Hybrid => fuse(&dense, &bm25, config),
         };
 
         stage_ms(&mut stages.fuse_ms);
@@ -182,10 +181,15 @@ struct Lists {
     stages: RetrievalStages,
 }
 
+/// How many times the candidates each list is searched: deep enough that a candidate one list
+/// missed nearly always has its own score further down it for fusion (jsquad-valid hybrid
+/// nDCG@10, offline: 0.9553 at 2×, 0.9556 at 4× and 6×, 0.9556 with every chunk scored).
+const SCORED_DEPTH: usize = 4;
+
 /// How deep each list is searched. Both lists are searched in every mode: the relevance
 /// signals need them.
 fn search_depth(config: &RetrievalConfig) -> usize {
-    config.candidates.max(config.top_k).max(SIGNAL_DEPTH)
+    (config.candidates.max(config.top_k) * SCORED_DEPTH).max(SIGNAL_DEPTH)
 }
 
 /// What `search` returned and the milliseconds it took.

@@ -2,9 +2,10 @@
 //! so the database ranks Japanese and English exactly as the embedded tantivy index does.
 
 use shiori_analysis::{
-    analyzers, JapaneseTokenization, ENGLISH_ANALYZER, JAPANESE_BIGRAM_ANALYZER,
+    analyzers, query_terms, skips_covered_unigrams, JapaneseTokenization, ENGLISH_ANALYZER,
+    JAPANESE_BIGRAM_ANALYZER,
 };
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 
 /// Slots in `chunks.term_lengths` and values of `chunk_terms.field`; stored, so never renumbered.
@@ -29,22 +30,33 @@ pub(crate) struct FieldTerms {
     pub frequencies: BTreeMap<String, i32>,
 }
 
+/// One analyzed field: its id, its weight, how text becomes terms, and whether queries leave
+/// out the unigrams their bigrams cover.
+struct AnalyzedField {
+    field: i16,
+    boost: f32,
+    analyzer: TextAnalyzer,
+    skip_covered_unigrams: bool,
+}
+
 /// The analyzer set of a store; every chunk is analysed by all of them.
 pub(crate) struct Analyzers {
-    fields: Vec<(i16, f32, TextAnalyzer)>,
+    fields: Vec<AnalyzedField>,
 }
 
 impl Analyzers {
     pub(crate) fn new(japanese: &JapaneseTokenization) -> Analyzers {
         let fields = analyzers(japanese)
             .into_iter()
-            .map(|(name, analyzer)| {
-                let boost = if name == JAPANESE_BIGRAM_ANALYZER {
+            .map(|(name, analyzer)| AnalyzedField {
+                field: field_id(name),
+                boost: if name == JAPANESE_BIGRAM_ANALYZER {
                     BIGRAM_BOOST
                 } else {
                     1.0
-                };
-                (field_id(name), boost, analyzer)
+                },
+                analyzer,
+                skip_covered_unigrams: skips_covered_unigrams(name, japanese),
             })
             .collect();
         Analyzers { fields }
@@ -52,7 +64,7 @@ impl Analyzers {
 
     /// The fields chunks are indexed in.
     pub(crate) fn field_ids(&self) -> impl Iterator<Item = i16> + '_ {
-        self.fields.iter().map(|(field, _, _)| *field)
+        self.fields.iter().map(|field| field.field)
     }
 
     /// Terms of a chunk's title and text, analysed as one text like the embedded index does.
@@ -60,15 +72,15 @@ impl Analyzers {
         let body = format!("{title}\n{text}");
         self.fields
             .iter()
-            .map(|(field, _, analyzer)| {
+            .map(|field| {
                 let mut frequencies = BTreeMap::new();
                 let mut length = 0;
-                for_each_token(analyzer, &body, |term| {
+                for_each_token(&field.analyzer, &body, |term| {
                     length += 1;
                     *frequencies.entry(term.to_string()).or_insert(0) += 1;
                 });
                 FieldTerms {
-                    field: *field,
+                    field: field.field,
                     length,
                     frequencies,
                 }
@@ -78,16 +90,14 @@ impl Analyzers {
 
     /// `(field, term, boost)` of each distinct query term per field.
     pub(crate) fn query_terms(&self, query: &str) -> Vec<(i16, String, f32)> {
-        let mut terms = Vec::new();
-        for (field, boost, analyzer) in &self.fields {
-            let mut seen = HashSet::new();
-            for_each_token(analyzer, query, |term| {
-                if seen.insert(term.to_string()) {
-                    terms.push((*field, term.to_string(), *boost));
-                }
-            });
-        }
-        terms
+        self.fields
+            .iter()
+            .flat_map(|field| {
+                query_terms(&field.analyzer, query, field.skip_covered_unigrams)
+                    .into_iter()
+                    .map(|term| (field.field, term, field.boost))
+            })
+            .collect()
     }
 }
 

@@ -12,13 +12,13 @@
 //! query's cost grow with it. When the other terms find fewer chunks than that, one query of every term runs, as
 //! before.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use shiori_analysis::{
-    is_japanese_char, japanese_analyzer_name, register_analyzers, JapaneseTokenization,
-    ENGLISH_ANALYZER, JAPANESE_BIGRAM_ANALYZER, JAPANESE_IPADIC_ANALYZER,
+    is_japanese_char, japanese_analyzer_name, query_terms, register_analyzers,
+    skips_covered_unigrams, JapaneseTokenization, ENGLISH_ANALYZER, JAPANESE_BIGRAM_ANALYZER,
+    JAPANESE_IPADIC_ANALYZER,
 };
 use shiori_core::{AllowedKeys, IndexError, KeywordIndex};
 use tantivy::collector::{FilterCollector, TopDocs};
@@ -64,6 +64,8 @@ struct AnalyzedField {
     boost: Score,
     /// Whether this is the character-bigram field.
     bigrams: bool,
+    /// Whether queries leave out the unigrams their bigrams cover (`query_terms`).
+    skip_covered_unigrams: bool,
 }
 
 /// A [`KeywordIndex`] backed by tantivy. The writer (which holds tantivy's directory lock) is
@@ -168,6 +170,7 @@ impl TantivyKeywordIndex {
                 analyzer: index.tokenizer_for_field(field).map_err(backend)?,
                 boost: if bigrams { BIGRAM_BOOST } else { 1.0 },
                 bigrams,
+                skip_covered_unigrams: skips_covered_unigrams(analyzer, japanese),
             });
         }
 
@@ -252,15 +255,9 @@ impl TantivyKeywordIndex {
         let mut matching = Vec::new();
         let mut refining = Vec::new();
         for field in &self.fields {
-            let mut analyzer = field.analyzer.clone();
-            let mut stream = analyzer.token_stream(query);
-            let mut seen = HashSet::new();
-            while let Some(token) = stream.next() {
-                if !seen.insert(token.text.clone()) {
-                    continue;
-                }
-                let latin_bigram = field.bigrams && !token.text.chars().any(is_japanese_char);
-                let term = Term::from_field_text(field.field, &token.text);
+            for text in query_terms(&field.analyzer, query, field.skip_covered_unigrams) {
+                let latin_bigram = field.bigrams && !text.chars().any(is_japanese_char);
+                let term = Term::from_field_text(field.field, &text);
                 let common = latin_bigram
                     || searcher
                         .doc_freq(&term)
