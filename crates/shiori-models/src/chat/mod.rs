@@ -234,7 +234,7 @@ impl GgufChatModel {
             .with_n_ubatch(MICRO_BATCH)
             .with_n_threads(threads)
             .with_n_threads_batch(threads)
-            // Measured on SmolLM2 and Qwen2.5-Coder-0.5B on AVX2 (the 516-token bench prompt):
+            // Measured on SmolLM2 and Qwen2.5-Coder-0.5B on AVX2 (the 520-token bench prompt):
             // flash attention lets every generated token cost more (SmolLM2: 94 against 110
             // tokens/s) for 5% faster prompts, and without it the keys can be 8-bit (values
             // cannot), which costs neither speed and saves a quarter of the KV cache.
