@@ -246,6 +246,11 @@ fn stores_searches_and_replaces_files() {
     assert_eq!(stored.documents[0].metadata["project"], "rust.md");
 }
 
+/// The keys of `hits`, and `other`.
+fn keys_and(hits: &[(u64, f32)], other: u64) -> Vec<u64> {
+    hits.iter().map(|(key, _)| *key).chain([other]).collect()
+}
+
 /// Asserts that `scores` gives every hit of a search the score the search gave it.
 fn same_scores(hits: &[(u64, f32)], scores: Vec<(u64, f32)>, what: &str) {
     let scores: HashMap<u64, f32> = scores.into_iter().collect();
@@ -281,23 +286,17 @@ fn scores_of_keys_are_what_search_gives_them() {
         .iter()
         .map(|(id, text, vector)| (id.as_str(), text.as_str(), *vector))
         .collect();
-    store.apply(vec![upsert("many.txt", "h1", &docs)]).unwrap();
-    store
-        .apply(vec![upsert(
-            "other.txt",
-            "h2",
-            &[("zebu", "Zebu yak.", [0.0, 1.0, 0.0])],
-        )])
-        .unwrap();
+    let zebu = [("zebu", "Zebu yak.", [0.0, 1.0, 0.0])];
+    let files = vec![
+        upsert("many.txt", "h1", &docs),
+        upsert("zebu.txt", "h2", &zebu),
+    ];
+    store.apply(files).unwrap();
     let everything = Filters::default();
     let query = [0.3, -0.2, 0.9];
     let nearest = store.dense_search(&query, 13, &everything).unwrap();
     assert_eq!(nearest.len(), 13);
-    let keys: Vec<u64> = nearest
-        .iter()
-        .map(|(key, _)| *key)
-        .chain([999_999])
-        .collect();
+    let keys = keys_and(&nearest, 999_999);
     same_scores(
         &nearest,
         store.dense_scores(&query, &keys).unwrap(),
@@ -306,8 +305,8 @@ fn scores_of_keys_are_what_search_gives_them() {
     for text in ["Rust programming runtimes", "梅雨の気象はどこで見られる"] {
         let hits = store.keyword_search(text, 20, &everything).unwrap();
         assert_eq!(hits.len(), 12, "{text}: the zebu matches no term");
-        let zebu = store.keyword_search("zebu", 1, &everything).unwrap()[0].0;
-        let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).chain([zebu]).collect();
+        let zebu_key = store.keyword_search("zebu", 1, &everything).unwrap()[0].0;
+        let keys = keys_and(&hits, zebu_key);
         same_scores(&hits, store.keyword_scores(text, &keys).unwrap(), text);
     }
     assert!(store.keyword_scores("Rust", &[]).unwrap().is_empty());
