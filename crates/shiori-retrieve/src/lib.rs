@@ -13,7 +13,7 @@ mod signals;
 mod two_stage;
 
 pub use decay::decay_factor;
-pub use fusion::{fuse, Fused};
+pub use fusion::{fuse, Fused, MissedScores};
 pub use refusal::{decide, default_cosine, features, RefusalModel, FEATURES};
 pub use rerank::rerank;
 pub use retriever::{RetrieveError, Retriever};

@@ -1,12 +1,12 @@
 use crate::refusal::decide;
 use crate::signals::{relevance_signals, SIGNAL_DEPTH};
-use crate::{decay_factor, fuse, fusion::sort_best_first, Fused};
+use crate::{decay_factor, fuse, fusion::sort_best_first, Fused, MissedScores};
 use shiori_core::{
-    Chunk, EmbedError, Embedder, Filters, Hit, Retrieval, RetrievalConfig, RetrievalMode,
-    RetrievalStages,
+    Chunk, EmbedError, Embedder, Filters, FusionKind, Hit, Retrieval, RetrievalConfig,
+    RetrievalMode, RetrievalStages,
 };
 use shiori_store::{DocumentStore, StoreError};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 use thiserror::Error;
 
@@ -81,7 +81,7 @@ impl Retriever<'_> {
                 },
             };
             let embed_ms = if retrievals.is_empty() { embed_ms } else { 0.0 };
-            let mut retrieval = self.rank(query, lists, embed_ms, config)?;
+            let mut retrieval = self.rank(query, &vector, lists, embed_ms, config)?;
             // Embedding and BM25 overlap, so what retrieval took is the wall time beyond the
             // embedding: the two still add up to the time the caller waited.
             retrieval.retrieve_ms = (elapsed_ms(stage_started) - embed_ms).max(0.0);
@@ -101,6 +101,7 @@ impl Retriever<'_> {
     fn rank(
         &self,
         query: &str,
+        vector: &[f32],
         lists: Lists,
         embed_ms: f64,
         config: &RetrievalConfig,
@@ -111,6 +112,15 @@ impl Retriever<'_> {
             bm25,
             mut stages,
         } = lists;
+        let missed = match (config.mode, config.fusion) {
+            (RetrievalMode::Hybrid, FusionKind::Normalised) => self.missed_scores(
+                query,
+                vector,
+                [&dense, &bm25].map(|list| &list[..list.len().min(candidates)]),
+                &mut stages,
+            )?,
+            _ => MissedScores::default(),
+        };
         let mut lap = Instant::now();
         let mut stage_ms = |into: &mut f64| {
             *into += elapsed_ms(lap);
@@ -125,7 +135,7 @@ impl Retriever<'_> {
             RetrievalMode::Bm25 => {
                 single(&bm25[..bm25.len().min(candidates)], |f, s| f.bm25 = Some(s))
             }
-            RetrievalMode::Hybrid => fuse(&dense, &bm25, config),
+            RetrievalMode::Hybrid => fuse(&dense, &bm25, &missed, config),
         };
 
         stage_ms(&mut stages.fuse_ms);
@@ -168,6 +178,28 @@ impl Retriever<'_> {
         })
     }
 
+    /// The exact scores, from the store, of the candidates each list missed among the
+    /// `[dense, bm25]` candidates: two lookups per query, each of at most `candidates` keys,
+    /// timed into that retriever's stage.
+    fn missed_scores(
+        &self,
+        query: &str,
+        vector: &[f32],
+        [dense, bm25]: [&[(u64, f32)]; 2],
+        stages: &mut RetrievalStages,
+    ) -> Result<MissedScores, RetrieveError> {
+        let (dense_scores, dense_ms) =
+            timed(|| self.store.dense_scores(vector, &missed_by(dense, bm25)));
+        let (bm25_scores, bm25_ms) =
+            timed(|| self.store.keyword_scores(query, &missed_by(bm25, dense)));
+        stages.dense_ms += dense_ms;
+        stages.bm25_ms += bm25_ms;
+        Ok(MissedScores {
+            dense: dense_scores?.into_iter().collect(),
+            bm25: bm25_scores?.into_iter().collect(),
+        })
+    }
+
     fn load_chunks(&self, fused: &[Fused]) -> Result<HashMap<u64, Chunk>, RetrieveError> {
         let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
         Ok(self.store.chunks(&keys)?.into_iter().collect())
@@ -181,15 +213,20 @@ struct Lists {
     stages: RetrievalStages,
 }
 
-/// How many times the candidates each list is searched: deep enough that a candidate one list
-/// missed nearly always has its own score further down it for fusion (jsquad-valid hybrid
-/// nDCG@10, offline: 0.9553 at 2×, 0.9556 at 4× and 6×, 0.9556 with every chunk scored).
-const SCORED_DEPTH: usize = 4;
-
-/// How deep each list is searched. Both lists are searched in every mode: the relevance
-/// signals need them.
+/// How deep each list is searched: its candidates, and at least what the relevance signals
+/// read. Both lists are searched in every mode: the signals need them.
 fn search_depth(config: &RetrievalConfig) -> usize {
-    (config.candidates.max(config.top_k) * SCORED_DEPTH).max(SIGNAL_DEPTH)
+    config.candidates.max(config.top_k).max(SIGNAL_DEPTH)
+}
+
+/// The keys of `other` that `list` does not hold.
+fn missed_by(list: &[(u64, f32)], other: &[(u64, f32)]) -> Vec<u64> {
+    let found: HashSet<u64> = list.iter().map(|(key, _)| *key).collect();
+    other
+        .iter()
+        .map(|(key, _)| *key)
+        .filter(|key| !found.contains(key))
+        .collect()
 }
 
 /// What `search` returned and the milliseconds it took.
@@ -223,4 +260,18 @@ fn now_seconds() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_misses_the_other_lists_keys_it_does_not_hold() {
+        let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
+        let bm25 = [(3, 12.0), (4, 9.0), (1, 2.0), (5, 1.0)];
+        assert_eq!(missed_by(&dense, &bm25), [4, 5]);
+        assert_eq!(missed_by(&bm25, &dense), [2]);
+        assert!(missed_by(&dense, &dense).is_empty());
+    }
 }

@@ -335,6 +335,20 @@ impl DocumentStore for PostgresStore {
         )?)
     }
 
+    fn dense_scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
+        Ok(read::dense_scores(
+            &mut *self.client()?,
+            self.options.dimension,
+            query,
+            keys,
+        )?)
+    }
+
+    fn keyword_scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
+        let terms = self.analyzers.query_terms(query);
+        Ok(read::keyword_scores(&mut *self.client()?, &terms, keys)?)
+    }
+
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
         Ok(read::embedding_inputs(&mut *self.client()?)?)
     }

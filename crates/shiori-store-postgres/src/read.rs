@@ -240,7 +240,7 @@ pub(crate) fn dense_search(
     }
     let mut params: Vec<Param> = vec![Box::new(Vector::from(query.to_vec())), Box::new(k as i64)];
     let condition = filters::condition(filters, &mut params);
-    let distance = format!("c.embedding::vector({dimension}) <=> $1::vector({dimension})");
+    let distance = cosine_distance(dimension);
     let sql = format!(
         "SELECT c.key, ({distance})::REAL FROM chunks c WHERE {condition}
          ORDER BY {distance} LIMIT $2"
@@ -253,6 +253,34 @@ pub(crate) fn dense_search(
     // Iterative scans may return neighbours slightly out of order.
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(hits)
+}
+
+/// The cosine distance of a chunk's vector from the query vector, `$1`.
+fn cosine_distance(dimension: usize) -> String {
+    format!("c.embedding::vector({dimension}) <=> $1::vector({dimension})")
+}
+
+/// The cosine [`dense_search`] gives each of `keys` that is stored: the same expression, on
+/// those rows only.
+pub(crate) fn dense_scores(
+    client: &mut impl GenericClient,
+    dimension: usize,
+    query: &[f32],
+    keys: &[u64],
+) -> Result<Vec<(u64, f32)>, PostgresError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted: Vec<i64> = keys.iter().map(|key| *key as i64).collect();
+    let sql = format!(
+        "SELECT c.key, ({})::REAL FROM chunks c WHERE c.key = ANY($2)",
+        cosine_distance(dimension)
+    );
+    Ok(client
+        .query(&sql, &[&Vector::from(query.to_vec()), &wanted])?
+        .iter()
+        .map(|row| (row.get::<_, i64>(0) as u64, 1.0 - row.get::<_, f32>(1)))
+        .collect())
 }
 
 /// BM25 as tantivy computes it — `idf · (k1 + 1) · tf / (tf + k1 · (1 − b + b · len / avglen))`
@@ -268,15 +296,8 @@ pub(crate) fn keyword_search(
     if k == 0 || terms.is_empty() {
         return Ok(Vec::new());
     }
-    let fields: Vec<i16> = terms.iter().map(|t| t.0).collect();
-    let words: Vec<String> = terms.iter().map(|t| t.1.clone()).collect();
-    let boosts: Vec<f64> = terms.iter().map(|t| f64::from(t.2)).collect();
-    let mut params: Vec<Param> = vec![
-        Box::new(fields),
-        Box::new(words),
-        Box::new(boosts),
-        Box::new(k as i64),
-    ];
+    let mut params = term_params(terms);
+    params.push(Box::new(k as i64));
     let filtered = !filters.is_empty();
     let condition = filters::condition(filters, &mut params);
     let join = if filtered {
@@ -284,7 +305,40 @@ pub(crate) fn keyword_search(
     } else {
         String::new()
     };
-    let sql = format!(
+    let sql = bm25_sql(&join, "ORDER BY score DESC, t.key LIMIT $4");
+    scored_keys(client, &sql, &params)
+}
+
+/// The BM25 score [`keyword_search`] gives each of `keys` that a term matches: the same sums,
+/// over those chunks' terms only.
+pub(crate) fn keyword_scores(
+    client: &mut impl GenericClient,
+    terms: &[(i16, String, f32)],
+    keys: &[u64],
+) -> Result<Vec<(u64, f32)>, PostgresError> {
+    if keys.is_empty() || terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut params = term_params(terms);
+    params.push(Box::new(
+        keys.iter().map(|key| *key as i64).collect::<Vec<i64>>(),
+    ));
+    let sql = bm25_sql("WHERE t.key = ANY($4)", "");
+    scored_keys(client, &sql, &params)
+}
+
+/// The query's terms as the parameters `$1` (fields), `$2` (terms) and `$3` (boosts).
+fn term_params(terms: &[(i16, String, f32)]) -> Vec<Param> {
+    let fields: Vec<i16> = terms.iter().map(|t| t.0).collect();
+    let words: Vec<String> = terms.iter().map(|t| t.1.clone()).collect();
+    let boosts: Vec<f64> = terms.iter().map(|t| f64::from(t.2)).collect();
+    vec![Box::new(fields), Box::new(words), Box::new(boosts)]
+}
+
+/// Each chunk's BM25 score for the terms in `$1`–`$3`, over the term rows `restriction` keeps,
+/// then `order`.
+fn bm25_sql(restriction: &str, order: &str) -> String {
+    format!(
         "WITH q AS (
              SELECT * FROM unnest($1::SMALLINT[], $2::TEXT[], $3::FLOAT8[]) AS q(field, term, boost)
          ),
@@ -306,15 +360,21 @@ pub(crate) fn keyword_search(
                 )::REAL AS score
          FROM weights w
          JOIN chunk_terms t ON t.field = w.field AND t.term = w.term
-         {join}
+         {restriction}
          GROUP BY t.key
-         ORDER BY score DESC, t.key
-         LIMIT $4",
+         {order}",
         k1 = K1,
         b = B,
-    );
+    )
+}
+
+fn scored_keys(
+    client: &mut impl GenericClient,
+    sql: &str,
+    params: &[Param],
+) -> Result<Vec<(u64, f32)>, PostgresError> {
     Ok(client
-        .query(&sql, &filters::refs(&params))?
+        .query(sql, &filters::refs(params))?
         .iter()
         .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, f32>(1)))
         .collect())

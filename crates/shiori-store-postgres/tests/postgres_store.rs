@@ -10,7 +10,7 @@ use shiori_store_postgres::test_server::TestServer;
 use shiori_store_postgres::{
     migrate, HnswParams, PostgresConversations, PostgresOptions, PostgresStore,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 fn options(embedder: &str) -> StoreOptions {
     StoreOptions {
@@ -244,6 +244,72 @@ fn stores_searches_and_replaces_files() {
     let stored = store.stored_file("rust.md").unwrap().unwrap();
     assert_eq!(stored.chunks[0].1, vec![0.0, 0.0, 1.0]);
     assert_eq!(stored.documents[0].metadata["project"], "rust.md");
+}
+
+/// The keys of `hits`, and `other`.
+fn keys_and(hits: &[(u64, f32)], other: u64) -> Vec<u64> {
+    hits.iter().map(|(key, _)| *key).chain([other]).collect()
+}
+
+/// Asserts that `scores` gives every hit of a search the score the search gave it.
+fn same_scores(hits: &[(u64, f32)], scores: Vec<(u64, f32)>, what: &str) {
+    let scores: HashMap<u64, f32> = scores.into_iter().collect();
+    assert_eq!(scores.len(), hits.len(), "{what}");
+    for (key, score) in hits {
+        assert!(
+            (scores[key] - score).abs() <= 1e-6 * score.abs().max(1.0),
+            "{what}: key {key} scored {} against {score}",
+            scores[key]
+        );
+    }
+}
+
+#[test]
+fn scores_of_keys_are_what_search_gives_them() {
+    let (_server, postgres) = database("scores");
+    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let docs: Vec<(String, String, [f32; 3])> = (0..12u8)
+        .map(|i| {
+            let f = f32::from(i);
+            (
+                format!("doc{i}"),
+                format!(
+                    "Rust {}guide {i}: runtimes and {}気象",
+                    "programming ".repeat(usize::from(i % 4) + 1),
+                    "梅雨の".repeat(usize::from(i % 3) + 1)
+                ),
+                [1.0 + f, 0.5 * f - 2.0, 3.0 - 0.25 * f],
+            )
+        })
+        .collect();
+    let docs: Vec<(&str, &str, [f32; 3])> = docs
+        .iter()
+        .map(|(id, text, vector)| (id.as_str(), text.as_str(), *vector))
+        .collect();
+    let zebu = [("zebu", "Zebu yak.", [0.0, 1.0, 0.0])];
+    let files = vec![
+        upsert("many.txt", "h1", &docs),
+        upsert("zebu.txt", "h2", &zebu),
+    ];
+    store.apply(files).unwrap();
+    let everything = Filters::default();
+    let query = [0.3, -0.2, 0.9];
+    let nearest = store.dense_search(&query, 13, &everything).unwrap();
+    assert_eq!(nearest.len(), 13);
+    let keys = keys_and(&nearest, 999_999);
+    same_scores(
+        &nearest,
+        store.dense_scores(&query, &keys).unwrap(),
+        "dense",
+    );
+    for text in ["Rust programming runtimes", "梅雨の気象はどこで見られる"] {
+        let hits = store.keyword_search(text, 20, &everything).unwrap();
+        assert_eq!(hits.len(), 12, "{text}: the zebu matches no term");
+        let zebu_key = store.keyword_search("zebu", 1, &everything).unwrap()[0].0;
+        let keys = keys_and(&hits, zebu_key);
+        same_scores(&hits, store.keyword_scores(text, &keys).unwrap(), text);
+    }
+    assert!(store.keyword_scores("Rust", &[]).unwrap().is_empty());
 }
 
 #[test]

@@ -67,6 +67,14 @@ pub trait DocumentStore: Send + Sync {
         k: usize,
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError>;
+    /// The cosine [`dense_search`](Self::dense_search) gives each of `keys` for `query`, for
+    /// fusion to score a candidate the dense search did not return. Keys no longer stored are
+    /// left out.
+    fn dense_scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError>;
+    /// The BM25 score [`keyword_search`](Self::keyword_search) gives each of `keys` for
+    /// `query`, for fusion to score a candidate the keyword search did not return. Keys that
+    /// match no term of the query (their score is 0) and keys no longer stored are left out.
+    fn keyword_scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError>;
     /// `(key, content_hash, embedding input)` of every chunk, for re-embedding.
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError>;
     /// Swaps in new vectors for every chunk at once and adopts the configured embedder.

@@ -21,7 +21,7 @@ use shiori_analysis::{
     JAPANESE_IPADIC_ANALYZER,
 };
 use shiori_core::{AllowedKeys, IndexError, KeywordIndex};
-use tantivy::collector::{FilterCollector, TopDocs};
+use tantivy::collector::{DocSetCollector, FilterCollector, TopDocs};
 use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::EnableScoring;
@@ -431,24 +431,58 @@ impl KeywordIndex for TantivyKeywordIndex {
             let every_term = matching.into_iter().chain(refining).collect();
             top_documents(&searcher, &BooleanQuery::new(every_term), k, allowed)?
         };
-        let mut hits = Vec::with_capacity(top.len());
-        for (score, address) in top {
-            let keys = searcher
-                .segment_reader(address.segment_ord)
-                .fast_fields()
-                .u64(KEY_FIELD)
-                .map_err(backend)?;
-            if let Some(key) = keys.first(address.doc_id) {
-                hits.push((key, score));
-            }
-        }
-        Ok(hits)
+        keyed(&searcher, top)
     }
+}
+
+impl TantivyKeywordIndex {
+    /// The score [`search`](KeywordIndex::search) gives each of `keys` for `query`: that of one
+    /// query of every term, which is what a refined search returns too. Only the chunks with
+    /// `keys` are scored, each term's postings seeked to them, so no other chunk is visited.
+    /// Keys no term matches (and keys not in the index) are left out.
+    pub fn scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, IndexError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let (matching, refining) = self.query_terms(&searcher, query);
+        let wanted = TermSetQuery::new(keys.iter().map(|&key| Term::from_field_u64(self.key, key)));
+        let unscored = searcher
+            .search(&wanted, &DocSetCollector)
+            .map_err(backend)?
+            .into_iter()
+            .map(|address| (0.0, address))
+            .collect();
+        let every_term: Vec<Clause> = matching.into_iter().chain(refining).collect();
+        let mut scored = refine(&searcher, &every_term, unscored)?;
+        scored.retain(|(score, _)| *score > 0.0);
+        keyed(&searcher, scored)
+    }
+}
+
+/// Each found document's chunk key, with its score.
+fn keyed(
+    searcher: &Searcher,
+    found: Vec<(Score, DocAddress)>,
+) -> Result<Vec<(u64, f32)>, IndexError> {
+    let mut hits = Vec::with_capacity(found.len());
+    for (score, address) in found {
+        let keys = searcher
+            .segment_reader(address.segment_ord)
+            .fast_fields()
+            .u64(KEY_FIELD)
+            .map_err(backend)?;
+        if let Some(key) = keys.first(address.doc_id) {
+            hits.push((key, score));
+        }
+    }
+    Ok(hits)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     fn open(dir: &Path, japanese: &JapaneseTokenization) -> TantivyKeywordIndex {
         match TantivyKeywordIndex::open(dir, japanese) {
@@ -542,6 +576,71 @@ mod tests {
         let (english, bigrams) = index.query_terms(&searcher, "the");
         assert_eq!((english.len(), bigrams.len()), (0, 2));
         assert!(!index.search("the", 10, None)?.is_empty());
+        Ok(())
+    }
+
+    /// Thirty more chunks sharing words, so that a search for a few chunks goes the refined way.
+    fn crowded(dir: &Path) -> Result<TantivyKeywordIndex, IndexError> {
+        let mut index = filled(dir)?;
+        let chunks: Vec<(u64, String, String)> = (10..40u64)
+            .map(|key| {
+                let programming = "programming ".repeat(key as usize % 4 + 1);
+                let rain = "梅雨の".repeat(key as usize % 3 + 1);
+                (
+                    key,
+                    format!("Rust note {key}"),
+                    format!("Rust {programming}guide {key}: runtimes and {rain}気象"),
+                )
+            })
+            .collect();
+        let entries: Vec<(u64, &str, &str)> = chunks
+            .iter()
+            .map(|(key, title, text)| (*key, title.as_str(), text.as_str()))
+            .collect();
+        index.add(&entries)?;
+        index.persist()?;
+        Ok(index)
+    }
+
+    /// Whether a search for `k` chunks refines the best the other terms found.
+    fn refines(index: &TantivyKeywordIndex, query: &str, k: usize) -> Result<bool, IndexError> {
+        let searcher = index.reader.searcher();
+        let (matching, refining) = index.query_terms(&searcher, query);
+        let depth = k * REFINED_DEPTH;
+        let found = top_documents(&searcher, &copied(&matching), depth, None)?;
+        Ok(!refining.is_empty() && !matching.is_empty() && found.len() == depth)
+    }
+
+    #[test]
+    fn scores_of_keys_are_what_search_gives_them() -> Result<(), IndexError> {
+        let dir = tempfile::tempdir().map_err(|e| io(Path::new("tmp"), e))?;
+        let index = crowded(dir.path())?;
+        let english = "Rust programming runtimes";
+        assert!(
+            refines(&index, english, 3)?,
+            "a search for 3 chunks refines"
+        );
+        for query in [english, "梅雨の気象はどこで見られる？"] {
+            for k in [3, 40] {
+                let hits = index.search(query, k, None)?;
+                assert!(!hits.is_empty(), "{query}");
+                let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).collect();
+                let scores: HashMap<u64, f32> = index.scores(query, &keys)?.into_iter().collect();
+                assert_eq!(scores.len(), hits.len(), "{query}, {k}");
+                for (key, score) in &hits {
+                    assert!(
+                        (scores[key] - score).abs() <= 1e-5 * score,
+                        "{query}, {k}: key {key} scored {} against {score}",
+                        scores[key]
+                    );
+                }
+            }
+        }
+        assert!(
+            index.scores("Rust", &[1, 2, 999])?.is_empty(),
+            "Japanese chunks match no term, and 999 is no chunk"
+        );
+        assert!(index.scores(english, &[])?.is_empty());
         Ok(())
     }
 

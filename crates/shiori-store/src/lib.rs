@@ -473,6 +473,14 @@ impl DocumentStore for Store {
         Ok(self.keywords.search(query, k, allowed.as_ref())?)
     }
 
+    fn dense_scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
+        Ok(self.vectors.scores(query, keys)?)
+    }
+
+    fn keyword_scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
+        Ok(self.keywords.scores(query, keys)?)
+    }
+
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
         tables::chunk_texts(&*self.connection()?)
     }

@@ -106,6 +106,28 @@ impl UsearchIndex {
     }
 }
 
+impl UsearchIndex {
+    /// The cosine [`search`](VectorIndex::search) gives each of `keys` that the index holds:
+    /// usearch casts the query to the half precision the vectors are held in, so the dot
+    /// product here is of the same half-precision values.
+    pub fn scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, IndexError> {
+        self.check_dimension(query)?;
+        let query: Vec<f32> = query
+            .iter()
+            .map(|value| half::f16::from_f32(*value).to_f32())
+            .collect();
+        let mut stored = vec![0.0f32; self.dimension];
+        let mut scores = Vec::with_capacity(keys.len());
+        for &key in keys {
+            if self.index.get(key, &mut stored).map_err(backend)? > 0 {
+                let cosine = query.iter().zip(&stored).map(|(q, v)| q * v).sum();
+                scores.push((key, cosine));
+            }
+        }
+        Ok(scores)
+    }
+}
+
 impl VectorIndex for UsearchIndex {
     fn dimension(&self) -> usize {
         self.dimension
@@ -253,6 +275,34 @@ mod tests {
                 got: 3
             })
         ));
+    }
+
+    #[test]
+    fn scores_of_keys_are_what_search_gives_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = UsearchIndex::open(&dir.path().join("v.usearch"), 8).unwrap();
+        let vectors: Vec<(u64, Vec<f32>)> = (1..=40u64)
+            .map(|key| {
+                let values: Vec<f32> = (0..8)
+                    .map(|i| ((key * 7 + i * 13) % 11) as f32 - 4.7)
+                    .collect();
+                (key, unit(&values))
+            })
+            .collect();
+        index.upsert(&vectors).unwrap();
+        let query = unit(&[0.31, -0.2, 0.77, 0.05, -0.6, 0.12, 0.4, -0.33]);
+        let hits = index.search(&query, 40, None).unwrap();
+        assert_eq!(hits.len(), 40);
+        let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).chain([99]).collect();
+        let scores = index.scores(&query, &keys).unwrap();
+        assert_eq!(scores.len(), 40, "99 is not in the index");
+        for ((key, cosine), (hit_key, hit_cosine)) in scores.iter().zip(&hits) {
+            assert_eq!(key, hit_key);
+            assert!(
+                (cosine - hit_cosine).abs() < 1e-6,
+                "{key}: {cosine} against {hit_cosine}"
+            );
+        }
     }
 
     #[test]
