@@ -104,9 +104,7 @@ impl UsearchIndex {
         }
         Ok(())
     }
-}
 
-impl UsearchIndex {
     /// The cosine [`search`](VectorIndex::search) gives each of `keys` that the index holds:
     /// usearch casts the query to the half precision the vectors are held in, so the dot
     /// product here is of the same half-precision values.
