@@ -148,6 +148,13 @@ pub trait TokenReceiver {
     fn keep_going(&mut self) -> ControlFlow<()> {
         ControlFlow::Continue(())
     }
+
+    /// Whether the caller wants the reply piece by piece. A receiver that only listens for a
+    /// stop says no: an HTTP provider then asks for the whole reply at once, while a local model,
+    /// which computes it piece by piece anyway, still stops where it is told to.
+    fn wants_pieces(&self) -> bool {
+        true
+    }
 }
 
 impl<F: FnMut(&str) -> ControlFlow<()>> TokenReceiver for F {
@@ -167,7 +174,8 @@ pub trait ChatModel: Send + Sync {
     fn context_tokens(&self) -> Option<usize> {
         None
     }
-    /// Runs one completion; with `on_token`, streams the text as it is generated.
+    /// Runs one completion; with `on_token`, streams the text as it is generated (if the
+    /// receiver [wants pieces](TokenReceiver::wants_pieces)) and stops once it breaks off.
     fn chat(
         &self,
         request: &ChatRequest,

@@ -201,7 +201,7 @@ impl ChatModel for AnthropicChat {
         request: &ChatRequest,
         on_token: Option<TokenSink<'_>>,
     ) -> Result<ChatResponse, ChatError> {
-        Ok(match on_token {
+        Ok(match on_token.filter(|sink| sink.wants_pieces()) {
             Some(sink) => self.stream(request, sink)?,
             None => self.complete(request)?,
         })

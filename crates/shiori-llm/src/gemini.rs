@@ -169,7 +169,7 @@ impl ChatModel for GeminiChat {
         request: &ChatRequest,
         on_token: Option<TokenSink<'_>>,
     ) -> Result<ChatResponse, ChatError> {
-        Ok(self.run(request, on_token)?)
+        Ok(self.run(request, on_token.filter(|sink| sink.wants_pieces()))?)
     }
 }
 

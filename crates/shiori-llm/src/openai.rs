@@ -175,7 +175,7 @@ impl ChatModel for OpenAiChat {
         request: &ChatRequest,
         on_token: Option<TokenSink<'_>>,
     ) -> Result<ChatResponse, ChatError> {
-        let reply = match on_token {
+        let reply = match on_token.filter(|sink| sink.wants_pieces()) {
             Some(sink) => self.stream(request, sink)?,
             None => self.complete(request)?,
         };
@@ -402,6 +402,29 @@ mod tests {
         );
         assert_eq!(body["messages"][3]["role"], "tool");
         assert_eq!(body["messages"][3]["tool_call_id"], "call_0");
+    }
+
+    /// A caller that reads the reply whole and only listens for a stop.
+    struct ListensForAStop;
+
+    impl shiori_core::TokenReceiver for ListensForAStop {
+        fn token(&mut self, _: &str) -> std::ops::ControlFlow<()> {
+            std::ops::ControlFlow::Continue(())
+        }
+
+        fn wants_pieces(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_receiver_that_wants_no_pieces_gets_the_reply_unstreamed() {
+        let server = MockServer::start(sequence(vec![completion("whole")]));
+        let model = OpenAiChat::new(endpoint(server.url()), "gpt-test").unwrap();
+        let reply = model.chat(&question(), Some(&mut ListensForAStop)).unwrap();
+        assert_eq!(reply.content, "whole");
+        assert_eq!(reply.usage.total(), 49);
+        assert_eq!(server.requests()[0].json().get("stream"), None);
     }
 
     #[test]

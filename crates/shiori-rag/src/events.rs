@@ -6,17 +6,23 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// The answer step's token sink: pieces go to the listener, the first one's time is noted, and a
-/// model still computing its prompt is told to stop once the listener cancels.
+/// A step's token sink: a model still computing is told to stop once the listener cancels. For
+/// the streamed answer step, pieces also go to the listener and the first one's time is noted.
 pub(crate) struct Forward<'a> {
     pub listener: Listener<'a>,
     pub run_started: Instant,
+    /// Whether the pieces go to the listener; a step whose reply is read whole only listens for
+    /// a stop.
+    pub stream: bool,
     /// Milliseconds from the run's start to the first piece.
     pub first_token_ms: Option<f64>,
 }
 
 impl TokenReceiver for Forward<'_> {
     fn token(&mut self, text: &str) -> ControlFlow<()> {
+        if !self.stream {
+            return self.keep_going();
+        }
         let run_started = self.run_started;
         self.first_token_ms
             .get_or_insert_with(|| run_started.elapsed().as_secs_f64() * 1000.0);
@@ -28,6 +34,10 @@ impl TokenReceiver for Forward<'_> {
             true => ControlFlow::Break(()),
             false => ControlFlow::Continue(()),
         }
+    }
+
+    fn wants_pieces(&self) -> bool {
+        self.stream
     }
 }
 
@@ -95,8 +105,10 @@ mod tests {
                 cancel: Some(&cancel),
             },
             run_started: Instant::now(),
+            stream: true,
             first_token_ms: None,
         };
+        assert!(forward.wants_pieces());
         assert!(forward.keep_going().is_continue());
         assert_eq!(forward.first_token_ms, None, "asking is not a token");
         assert!(forward.token("Plimp").is_continue());
@@ -104,5 +116,34 @@ mod tests {
         cancel.store(true, Ordering::Relaxed);
         assert!(forward.keep_going().is_break());
         assert!(forward.token("more").is_break());
+    }
+
+    #[test]
+    fn a_step_read_whole_hears_no_pieces_but_still_stops_its_model() {
+        let cancel = AtomicBool::new(false);
+        let heard = std::sync::Mutex::new(Vec::new());
+        let on_event = |event: AnswerEvent| heard.lock().unwrap().push(event);
+        let mut forward = Forward {
+            listener: Listener {
+                on_event: Some(&on_event),
+                cancel: Some(&cancel),
+            },
+            run_started: Instant::now(),
+            stream: false,
+            first_token_ms: None,
+        };
+        assert!(
+            !forward.wants_pieces(),
+            "an HTTP model is asked for the whole reply"
+        );
+        assert!(forward.token("{\"relevant\"").is_continue());
+        cancel.store(true, Ordering::Relaxed);
+        assert!(forward.token(": true}").is_break());
+        assert!(forward.keep_going().is_break());
+        assert!(
+            heard.lock().unwrap().is_empty(),
+            "a grade is not the answer"
+        );
+        assert_eq!(forward.first_token_ms, None);
     }
 }

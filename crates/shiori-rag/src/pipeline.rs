@@ -376,14 +376,11 @@ impl<'p, 'a> Run<'p, 'a> {
         let mut forward = Forward {
             listener: *listener,
             run_started: self.started,
+            stream,
             first_token_ms: None,
         };
         let request = fit_to_context(model, request);
-        let response = if stream {
-            model.chat(&request, Some(&mut forward))
-        } else {
-            model.chat(&request, None)
-        };
+        let response = model.chat(&request, Some(&mut forward));
         self.first_token_ms = self.first_token_ms.or(forward.first_token_ms);
         let response = listener.cancelled_or(response)?;
         let output = if response.tool_calls.is_empty() {
@@ -417,13 +414,22 @@ impl<'p, 'a> Run<'p, 'a> {
         requests: Vec<(ChatRequest, String)>,
     ) -> Result<Vec<ChatResponse>, RagError> {
         self.report_steps()?;
+        let listener = *self.listener;
+        let run_started = self.started;
         let outcomes: Vec<(Result<ChatResponse, ChatError>, f64)> = std::thread::scope(|scope| {
             let handles: Vec<_> = requests
                 .iter()
                 .map(|(request, _)| {
                     scope.spawn(move || {
                         let started = Instant::now();
-                        let response = model.chat(&fit_to_context(model, request), None);
+                        let mut forward = Forward {
+                            listener,
+                            run_started,
+                            stream: false,
+                            first_token_ms: None,
+                        };
+                        let request = fit_to_context(model, request);
+                        let response = model.chat(&request, Some(&mut forward));
                         (response, started.elapsed().as_secs_f64() * 1000.0)
                     })
                 })
@@ -445,7 +451,7 @@ impl<'p, 'a> Run<'p, 'a> {
         });
         let mut responses = Vec::with_capacity(outcomes.len());
         for ((response, ms), (_, input)) in outcomes.into_iter().zip(requests) {
-            let response = response?;
+            let response = listener.cancelled_or(response)?;
             self.trace.push(TraceStep {
                 step: step.to_string(),
                 model: Some(model.model_id().to_string()),
@@ -702,9 +708,11 @@ fn hit_summary(hits: &[Hit]) -> String {
 mod tests {
     use super::*;
     use crate::test_support::*;
+    use shiori_core::TokenSink;
     use shiori_core::{Price, Usage};
     use shiori_mock::Reply;
     use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     const QUESTION: &str = "How much storage does every workspace include?";
 
@@ -810,6 +818,61 @@ mod tests {
             check.output.contains("[7]") && check.output.contains("3 sources"),
             "{check:?}"
         );
+    }
+
+    /// A model the caller leaves while it computes, as a local model's prompt pass: it asks
+    /// its receiver whether to go on, as `GgufChatModel` does between passes.
+    struct LeftWhileComputing<'a> {
+        cancel: &'a AtomicBool,
+        /// Per call: whether the receiver wanted pieces, and whether it said go on.
+        asked: std::sync::Mutex<Vec<(bool, bool)>>,
+    }
+
+    impl ChatModel for LeftWhileComputing<'_> {
+        fn model_id(&self) -> &str {
+            "local:left"
+        }
+
+        fn chat(
+            &self,
+            _: &ChatRequest,
+            on_token: Option<TokenSink<'_>>,
+        ) -> Result<ChatResponse, ChatError> {
+            self.cancel.store(true, Ordering::Relaxed);
+            let sink = on_token.expect("every step hands its model a receiver");
+            let go_on = sink.keep_going().is_continue();
+            self.asked
+                .lock()
+                .unwrap()
+                .push((sink.wants_pieces(), go_on));
+            Err(ChatError::Cancelled {
+                provider: self.model_id().to_string(),
+            })
+        }
+    }
+
+    #[test]
+    fn a_step_read_whole_stops_its_model_once_the_caller_leaves() {
+        let cancel = AtomicBool::new(false);
+        let model = LeftWhileComputing {
+            cancel: &cancel,
+            asked: Default::default(),
+        };
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let listener = Listener {
+            on_event: None,
+            cancel: Some(&cancel),
+        };
+        let outcome = pipelines(&corpus, Some(&model), &prices).answer_with(
+            QUESTION,
+            &[PipelineKind::Basic, PipelineKind::Extractive],
+            &listener,
+        );
+        assert!(matches!(outcome, Err(RagError::Cancelled)), "{outcome:?}");
+        // Nobody listens for pieces, so the answer is read whole; the model was still told to
+        // stop, and nothing ran after it (no fallback).
+        assert_eq!(*model.asked.lock().unwrap(), vec![(false, false)]);
     }
 
     #[test]
