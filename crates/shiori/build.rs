@@ -31,8 +31,8 @@ fn main() {
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
             order.display()
         );
-        // The list names functions of every build it was made from; one this build lacks
-        // (another llama.cpp, another CPU's kernels) is simply not there to place.
+        // The list was made from one build; a name this build lacks (a Rust hash of another
+        // compiler, a function changed since) is skipped, not an error.
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }
 }
