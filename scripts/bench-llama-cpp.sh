@@ -4,13 +4,17 @@
 # median of each figure. Both get the same prompt: `shiori bench generate` fills it with passages
 # of samples/faq until it holds about 512 tokens and says how many it took (its one run's prompt
 # opens with "Run 1."); 64 greedy tokens; one thread per physical core. llama.cpp gets a
-# 4096-token context; Shiori sizes its context to the request, up to its 4096 tokens.
+# 4096-token context; Shiori sizes its context to the request, up to its 4096 tokens. Both are
+# built for this CPU (GGML_NATIVE; see .cargo/config.toml), and the table ends with the ggml
+# kernels each ran, as llama.cpp's system info names them.
 #
 #   bash scripts/bench-llama-cpp.sh [ROUNDS] [MODEL...]   # default: 3 rounds of smollm2 and
 #                                                        # qwen2.5-coder-0.5b (names or .gguf paths)
+#   GGML_HOST_CPU=OFF CARGO_TARGET_DIR=target/portable bash scripts/bench-llama-cpp.sh
+#       # both built for any x86-64-v3 CPU instead (AVX2/FMA kernels, also on an AVX-512 CPU)
 #
-# llama-cpp-python is built from source into $LLAMA_VENV (default /tmp/llama-cpp-venv) on the
-# first run, for this CPU (about 20 minutes on 2 cores).
+# llama-cpp-python is built from source into $LLAMA_VENV (default /tmp/llama-cpp-venv, or
+# /tmp/llama-cpp-venv-x86-64-v3) on the first run (several minutes on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,21 +22,28 @@ rounds=${1:-3}
 shift || true
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(smollm2 qwen2.5-coder-0.5b)
-venv=${LLAMA_VENV:-/tmp/llama-cpp-venv}
 corpus=samples/faq/documents.jsonl
+if [ "${GGML_HOST_CPU:-ON}" = OFF ]; then
+    venv=${LLAMA_VENV:-/tmp/llama-cpp-venv-x86-64-v3}
+    kernels="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+else
+    venv=${LLAMA_VENV:-/tmp/llama-cpp-venv}
+    kernels="-DGGML_NATIVE=ON"
+fi
 
 if ! "$venv/bin/python" -c "import llama_cpp" 2>/dev/null; then
     python3 -m venv "$venv"
-    CMAKE_ARGS="-DGGML_NATIVE=ON" "$venv/bin/pip" install -q llama-cpp-python==0.3.36
+    CMAKE_ARGS="$kernels" "$venv/bin/pip" install -q --no-cache-dir llama-cpp-python==0.3.36
 fi
 cargo build --release -p shiori
-shiori=target/release/shiori
+shiori=${CARGO_TARGET_DIR:-target}/release/shiori
 
 # One llama-cpp-python run on the GGUF at $1 with the first $2 passages; prints the same JSON
 # fields as `shiori bench generate`.
 llama_cpp_run() {
     "$venv/bin/python" - "$1" "$2" "$corpus" <<'PY'
 import json, os, resource, sys, time
+import llama_cpp
 from llama_cpp import Llama
 
 path, passages, corpus = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -44,9 +55,9 @@ load = time.perf_counter() - started
 texts = [json.loads(line)["text"] for line in open(corpus)][:passages]
 context = "".join(f"- {text}\n" for text in texts)
 messages = [
-    {"role": "system", "content": "Run 1. Answer the question from the passages. Be brief."},
+    {"role": "system", "content": "Run 1. Answer the question from the passages."},
     {"role": "user",
-     "content": f"Passages:\n{context}\nQuestion: What do these passages have in common?"},
+     "content": f"Passages:\n{context}\nQuestion: What does each passage say? One sentence each, in order."},
 ]
 start = time.perf_counter()
 first, pieces = None, 0
@@ -66,6 +77,9 @@ print(json.dumps({
     "generation_tokens_per_second": (usage["completion_tokens"] - 1) / (total - first),
     "first_token_seconds": first,
     "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6,
+    "kernels": " ".join(item.split("=")[0].split(":")[-1].strip()
+                        for item in llama_cpp.llama_print_system_info().decode().split("|")
+                        if item.strip().endswith("= 1")),
 }))
 PY
 }
@@ -96,4 +110,8 @@ for model in dict.fromkeys(row["model"] for row in rows):
         medians = [statistics.median(run[field] for run in runs) for field in fields]
         print(f"| {model} | {engine} | " + " | ".join(f"{m:.2f}" for m in medians)
               + f" | {len(runs)} |")
+print()
+for engine in ("shiori", "llama.cpp"):
+    kernels = {row["result"]["kernels"] for row in rows if row["engine"] == engine}
+    print(f"{engine}'s ggml kernels: {'; '.join(sorted(kernels))}")
 PY

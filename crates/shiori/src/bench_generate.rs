@@ -113,10 +113,13 @@ pub fn generate(cli: &Cli, home: &ShioriHome, bench: &GenerateBench) -> Result<(
         "generation_tokens_per_second": generation_rate,
         "first_token_seconds": first_token,
         "peak_rss_mb": peak_rss_mb,
+        "kernels": bench.server.is_none().then(|| model.kernel_features()),
         "usage": if usage_counted { "counted here" } else { "reported" },
     });
     output::print(cli.json, &result, || {
-        let load = load_seconds.map_or(String::new(), |s| format!("loaded in {s:.2} s; "));
+        let load = load_seconds.map_or(String::new(), |s| {
+            format!("loaded in {s:.2} s, kernels {}; ", model.kernel_features())
+        });
         format!(
             "{measured}: {load}prompt {} tokens at {prompt_rate:.1} tokens/s, first token after \
              {first_token:.2} s, generation {} tokens at {generation_rate:.1} tokens/s (median \
@@ -157,10 +160,10 @@ fn request(run: usize, context: &str, max_tokens: u32) -> ChatRequest {
     ChatRequest {
         messages: vec![
             ChatMessage::system(format!(
-                "Run {run}. Answer the question from the passages. Be brief."
+                "Run {run}. Answer the question from the passages."
             )),
             ChatMessage::user(format!(
-                "Passages:\n{context}\nQuestion: What do these passages have in common?"
+                "Passages:\n{context}\nQuestion: What does each passage say? One sentence each, in order."
             )),
         ],
         max_tokens: Some(max_tokens),

@@ -63,6 +63,10 @@ fn times_a_server_from_its_stream_with_a_new_prompt_each_run() {
     assert_eq!(result["completion_tokens"], 5);
     assert_eq!(result["usage"], "reported");
     assert!(result["peak_rss_mb"].is_null() && result["load_seconds"].is_null());
+    assert!(
+        result["kernels"].is_null(),
+        "the server's kernels are its own: {result}"
+    );
     // Four pieces after the first, 40 ms apart: at most 25 tokens/s.
     let generation = result["generation_tokens_per_second"].as_f64().unwrap();
     assert!(generation > 0.0 && generation <= 25.0, "{result}");

@@ -238,3 +238,32 @@ fn the_local_models_tokens_stream_over_http_as_they_are_generated() {
         answer["timings_ms"]
     );
 }
+
+#[test]
+fn bench_generate_times_a_local_model_and_names_the_kernels_it_ran() {
+    let _alone = one_local_model_at_a_time();
+    let work = tempfile::tempdir().unwrap();
+    let corpus = sample_faq_dir().join("documents.jsonl");
+    let result = run_json(
+        &work.path().join("data"),
+        &[
+            "bench",
+            "generate",
+            corpus.to_str().unwrap(),
+            "--prompt-tokens",
+            "128",
+            "--max-tokens",
+            "4",
+            "--runs",
+            "1",
+        ],
+    );
+    assert!(result["prompt_tokens"].as_u64().unwrap() >= 64, "{result}");
+    assert!(result["prompt_tokens_per_second"].as_f64().unwrap() > 0.0);
+    assert!(result["peak_rss_mb"].as_f64().unwrap() > 0.0);
+    assert!(result["load_seconds"].as_f64().is_some());
+    let kernels = result["kernels"].as_str().unwrap();
+    #[cfg(target_arch = "x86_64")]
+    assert!(kernels.split(' ').any(|name| name == "AVX2"), "{result}");
+    assert!(!kernels.is_empty());
+}

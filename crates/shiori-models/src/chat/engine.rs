@@ -3,6 +3,7 @@
 //! shares one copy of the weights.
 
 use std::collections::HashMap;
+use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -55,4 +56,53 @@ pub fn model(path: &Path) -> Result<&'static LlamaModel, ModelLoadError> {
 /// llama.cpp gets, and hyper-threads only contend.
 pub fn default_threads() -> usize {
     num_cpus::get_physical().max(1)
+}
+
+/// The CPU features ggml's kernels were compiled for, e.g. `AVX2 FMA AVX512 AVX512_VNNI` (the
+/// build picks them, not the CPU that runs them), so a speed figure can name what it ran on.
+/// Asked once the backend runs, as a loaded model shows.
+pub(super) fn kernel_features() -> &'static str {
+    static FEATURES: OnceLock<String> = OnceLock::new();
+    FEATURES.get_or_init(|| {
+        // SAFETY: llama.cpp returns a NUL-terminated string it keeps in a static buffer, which
+        // this copies at once. Only this `OnceLock` ever calls it, so no second call rewrites the
+        // buffer while it is read.
+        let info = unsafe { CStr::from_ptr(llama_cpp_sys_2::llama_print_system_info()) };
+        enabled_features(&info.to_string_lossy())
+    })
+}
+
+/// The names llama.cpp's system info marks `= 1` (`CPU : SSE3 = 1 | AVX = 1 | … |`).
+fn enabled_features(info: &str) -> String {
+    let names: Vec<&str> = info
+        .split('|')
+        .filter_map(|item| {
+            let (name, value) = item.split_once('=')?;
+            let name = name.rsplit(':').next()?.trim();
+            (value.trim() == "1").then_some(name)
+        })
+        .collect();
+    names.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_features_the_system_info_marks_on() {
+        let info = "CPU : SSE3 = 1 | AVX = 1 | AVX512 = 0 | AVX512_VNNI = 1 | OPENMP = 1 | ";
+        assert_eq!(enabled_features(info), "SSE3 AVX AVX512_VNNI OPENMP");
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn this_build_reports_the_kernels_it_has() {
+        backend().unwrap();
+        let features = kernel_features();
+        assert!(
+            features.split(' ').any(|name| name == "AVX2"),
+            "an x86-64-v3 or native build has AVX2 kernels: {features}"
+        );
+    }
 }

@@ -131,6 +131,12 @@ impl GgufChatModel {
         }
     }
 
+    /// The CPU features llama.cpp's kernels in this build were compiled for, e.g. `AVX2 FMA
+    /// AVX512 AVX512_VNNI`.
+    pub fn kernel_features(&self) -> &'static str {
+        engine::kernel_features()
+    }
+
     /// The most tokens prompt and reply may hold together.
     pub fn context_length(&self) -> usize {
         self.context_tokens
