@@ -4,8 +4,9 @@
 # static build, so on a CPU with AVX-512 those would be the AVX2 kernels: Qwen2.5-0.5B's prompt
 # pass ran at 0.63x llama.cpp's own build. This turns on ggml's own default for a source build,
 # the kernels of the CPU that builds it, unless GGML_HOST_CPU is OFF (config.toml says ON; a
-# `GGML_HOST_CPU=OFF` in the environment wins). llama-cpp-sys-2 passes every GGML_* variable of
-# the environment to CMake and rebuilds when one changes, so the switch takes effect at once.
+# `GGML_HOST_CPU=OFF` in the environment wins; llama-cpp-sys-2 hands every GGML_* variable to
+# CMake). llama-cpp-sys-2 never configures a build directory twice, so the switch takes effect in
+# a fresh target directory or after `cargo clean -p llama-cpp-sys-2`.
 if(GGML_HOST_CPU)
     set(GGML_NATIVE ON CACHE BOOL "ggml: the kernels of the CPU that builds it" FORCE)
 endif()

@@ -159,11 +159,10 @@ fn passages_for(model: &GgufChatModel, bench: &GenerateBench) -> Result<(usize, 
 fn request(run: usize, context: &str, max_tokens: u32) -> ChatRequest {
     ChatRequest {
         messages: vec![
-            ChatMessage::system(format!(
-                "Run {run}. Answer the question from the passages."
-            )),
+            ChatMessage::system(format!("Run {run}. Answer the question from the passages.")),
             ChatMessage::user(format!(
-                "Passages:\n{context}\nQuestion: What does each passage say? One sentence each, in order."
+                "Passages:\n{context}\nQuestion: What does each passage say? One sentence \
+                 each, in order."
             )),
         ],
         max_tokens: Some(max_tokens),

@@ -60,7 +60,7 @@ pub fn default_threads() -> usize {
 
 /// The CPU features ggml's kernels were compiled for, e.g. `AVX2 FMA AVX512 AVX512_VNNI` (the
 /// build picks them, not the CPU that runs them), so a speed figure can name what it ran on.
-/// Asked once the backend runs, as a loaded model shows.
+/// Called through a loaded model only, so the backend is up.
 pub(super) fn kernel_features() -> &'static str {
     static FEATURES: OnceLock<String> = OnceLock::new();
     FEATURES.get_or_init(|| {
