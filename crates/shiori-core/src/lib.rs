@@ -28,7 +28,7 @@ pub use generation::{
 pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
 pub use seams::{AllowedKeys, EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
 pub use tool_text::parse_tool_calls;
-pub use trace::{Citation, Price, PriceTable, Trace, TraceStep};
+pub use trace::{Citation, Price, PriceTable, Quote, Trace, TraceStep};
 pub use types::{
     embedding_input, Answer, Chunk, Document, Filters, Hit, RelevanceSignals, Reranked, Retrieval,
     RetrievalStages, Source, Timings,

@@ -14,6 +14,42 @@ pub struct Citation {
     pub title: String,
     /// A file path, or the URL of a web result.
     pub source: String,
+    /// The passages of the source's text the cited words come from, for highlighting: an
+    /// extracted answer's sentences, or the sentence a generated one was checked against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quotes: Vec<Quote>,
+}
+
+impl Citation {
+    /// A citation of `source` as number `number`, with no passage marked yet.
+    pub fn of(number: usize, source: &crate::Source) -> Citation {
+        Citation {
+            number,
+            doc_id: source.doc_id.clone(),
+            chunk_id: source.chunk_id.clone(),
+            title: source.title.clone(),
+            source: source.source.clone(),
+            quotes: Vec::new(),
+        }
+    }
+}
+
+/// A passage of a source's text, in characters (Unicode scalar values) from its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quote {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Quote {
+    /// The passage at byte range `bytes` of `text` (which must lie on character boundaries).
+    pub fn of_bytes(text: &str, bytes: std::ops::Range<usize>) -> Quote {
+        let start = text[..bytes.start].chars().count();
+        Quote {
+            start,
+            end: start + text[bytes].chars().count(),
+        }
+    }
 }
 
 /// One step of a pipeline run.

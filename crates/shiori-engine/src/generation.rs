@@ -170,6 +170,26 @@ fn api_key(variable: &str) -> Option<String> {
         .filter(|key| !key.trim().is_empty())
 }
 
+/// How long an answer may run when every configured model is an HTTP one (or none is).
+const REMOTE_ANSWER_LIMIT: Duration = Duration::from_secs(30);
+/// The same with a local model configured: on a loaded 2-core machine a local answer has taken
+/// 33 s, and a limit that cuts it off only trades the model's answer for the quoted one.
+const LOCAL_ANSWER_LIMIT: Duration = Duration::from_secs(120);
+
+/// How long an answer may run before its models are stopped and it quotes its sources
+/// instead: generous when a local model (far slower than a hosted one) is configured.
+pub fn answer_time_limit(config: &Config) -> Duration {
+    let local = config
+        .llm
+        .models
+        .values()
+        .any(|model| model.provider == ProviderKind::Local);
+    match local {
+        true => LOCAL_ANSWER_LIMIT,
+        false => REMOTE_ANSWER_LIMIT,
+    }
+}
+
 /// The registry chat models `init` looks for, best first.
 const INSTALLED_CHAT_MODELS: [&str; 2] = ["qwen2.5-coder-0.5b", "smollm2"];
 

@@ -1,6 +1,7 @@
 //! Post-hoc attribution: when a model answers without citing (small local models often drop the
 //! `[n]` markers), each answer sentence is credited to the source it shares the most words with.
 
+use crate::text::terms;
 use shiori_core::Source;
 use std::collections::HashSet;
 
@@ -42,43 +43,6 @@ pub fn attribute(answer: &str, sources: &[Source]) -> (String, Vec<usize>) {
         }
     }
     (out, used)
-}
-
-/// Lower-cased words of two or more letters or digits, and character bigrams of CJK runs (which
-/// have no spaces to split on).
-fn terms(text: &str) -> HashSet<String> {
-    let mut out = HashSet::new();
-    let mut word = String::new();
-    let mut previous_cjk: Option<char> = None;
-    for c in text.chars() {
-        if is_cjk(c) {
-            if let Some(p) = previous_cjk {
-                out.insert(format!("{p}{c}"));
-            }
-            previous_cjk = Some(c);
-            flush(&mut word, &mut out);
-        } else {
-            previous_cjk = None;
-            if c.is_alphanumeric() {
-                word.extend(c.to_lowercase());
-            } else {
-                flush(&mut word, &mut out);
-            }
-        }
-    }
-    flush(&mut word, &mut out);
-    out
-}
-
-fn flush(word: &mut String, out: &mut HashSet<String>) {
-    if word.chars().count() >= 2 {
-        out.insert(std::mem::take(word));
-    }
-    word.clear();
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
 }
 
 #[cfg(test)]

@@ -39,13 +39,7 @@ pub fn check_citations(answer: &str, sources: &[Source]) -> CheckedCitations {
                 Some(source) if number >= 1 => {
                     kept.push(number.to_string());
                     if !checked.citations.iter().any(|c| c.number == number) {
-                        checked.citations.push(Citation {
-                            number,
-                            doc_id: source.doc_id.clone(),
-                            chunk_id: source.chunk_id.clone(),
-                            title: source.title.clone(),
-                            source: source.source.clone(),
-                        });
+                        checked.citations.push(Citation::of(number, source));
                     }
                 }
                 _ if !checked.fabricated.contains(&number) => checked.fabricated.push(number),

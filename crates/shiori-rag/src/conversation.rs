@@ -6,7 +6,9 @@ use crate::corpus::RagError;
 use crate::events::Listener;
 use crate::pipeline::{summary, Run};
 use crate::{prompts, PipelineKind, Pipelines};
-use shiori_core::{Answer, Turn};
+use crate::text::is_cjk;
+use crate::verify::numbers;
+use shiori_core::{Answer, ChatModel, Turn};
 use std::time::Instant;
 
 /// Earlier questions retrieval joins to a follow-up when no model rewrites it: enough to carry
@@ -67,7 +69,12 @@ impl Pipelines<'_> {
             return self.run_chain(question, chain, listener, Vec::new(), started);
         }
         let mut run = Run::new(self, PipelineKind::Extractive, listener);
-        let condensed = condense(&mut run, question, recent)?;
+        // The extractive answer calls no model, not even to rewrite a follow-up.
+        let model = match chain.first() {
+            None | Some(PipelineKind::Extractive) => None,
+            Some(_) => self.models.query.or(self.models.answer),
+        };
+        let condensed = condense(&mut run, model, question, recent)?;
         let mut answer = self.run_chain(
             &condensed.question,
             chain,
@@ -82,9 +89,13 @@ impl Pipelines<'_> {
     }
 }
 
-fn condense(run: &mut Run<'_, '_>, question: &str, recent: &[Turn]) -> Result<Condensed, RagError> {
+fn condense(
+    run: &mut Run<'_, '_>,
+    model: Option<&dyn ChatModel>,
+    question: &str,
+    recent: &[Turn],
+) -> Result<Condensed, RagError> {
     let joined = with_recent_questions(question, recent);
-    let model = run.p.models.query.or(run.p.models.answer);
     let Some(model) = model else {
         run.trace.note("condense", question, summary(&joined), 0.0);
         run.report_steps()?;
@@ -94,7 +105,7 @@ fn condense(run: &mut Run<'_, '_>, question: &str, recent: &[Turn]) -> Result<Co
         });
     };
     let started = Instant::now();
-    match run.chat(
+    let rejected = match run.chat(
         "condense",
         model,
         &prompts::condense(question, recent),
@@ -102,23 +113,55 @@ fn condense(run: &mut Run<'_, '_>, question: &str, recent: &[Turn]) -> Result<Co
     ) {
         Ok(reply) => {
             let rewritten = prompts::lines(&reply.content, 1).into_iter().next();
-            Ok(Condensed {
-                question: rewritten.unwrap_or(joined),
-                degraded: None,
-            })
+            match rewritten.map(|rewrite| (rewrite_fault(&rewrite, question, recent), rewrite)) {
+                Some((None, rewrite)) => {
+                    return Ok(Condensed {
+                        question: rewrite,
+                        degraded: None,
+                    })
+                }
+                Some((Some(fault), rewrite)) => format!("the rewrite {rewrite:?} {fault}"),
+                None => "the rewrite was empty".to_string(),
+            }
         }
-        Err(RagError::Cancelled) => Err(RagError::Cancelled),
-        Err(error) => {
-            let cause = format!("condense failed ({error}); searched with the recent questions");
-            let ms = started.elapsed().as_secs_f64() * 1000.0;
-            run.trace.note("condense", &cause, summary(&joined), ms);
-            run.report_steps()?;
-            Ok(Condensed {
-                question: joined,
-                degraded: Some(cause),
-            })
-        }
+        Err(RagError::Cancelled) => return Err(RagError::Cancelled),
+        Err(error) => format!("condense failed ({error})"),
+    };
+    let cause = format!("{rejected}; searched with the recent questions");
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    run.trace.note("condense", &cause, summary(&joined), ms);
+    run.report_steps()?;
+    Ok(Condensed {
+        question: joined,
+        degraded: Some(cause),
+    })
+}
+
+/// Why a model's rewrite of `question` cannot stand in for it, if it cannot: a rewrite must be
+/// a question, in the follow-up's script (kana for Japanese, none for English), stating no
+/// number the conversation does not (a small model answers instead of rewriting, or drifts
+/// into Chinese).
+fn rewrite_fault(rewrite: &str, question: &str, recent: &[Turn]) -> Option<&'static str> {
+    let has_kana = |text: &str| text.chars().any(|c| matches!(c, '\u{3041}'..='\u{30fa}'));
+    let has_cjk = |text: &str| text.chars().any(is_cjk);
+    if !rewrite.trim_end().ends_with(['?', '？']) {
+        return Some("is not a question");
     }
+    if has_kana(question) != has_kana(rewrite) || (!has_cjk(question) && has_cjk(rewrite)) {
+        return Some("is not in the language of the follow-up");
+    }
+    let mut said = question.to_string();
+    for turn in recent {
+        said.push('\n');
+        said.push_str(&turn.question);
+        said.push('\n');
+        said.push_str(&turn.answer);
+    }
+    let known = numbers(&said);
+    numbers(rewrite)
+        .iter()
+        .any(|number| !known.contains(number))
+        .then_some("states a number the conversation does not")
 }
 
 #[cfg(test)]
@@ -187,5 +230,100 @@ mod tests {
         assert!(degraded.starts_with("condense failed"), "{degraded}");
         assert_eq!(server.requests().len(), 2, "the rewrite, then the answer");
         assert!(!answer.refused, "{answer:?}");
+    }
+
+    #[test]
+    fn a_rewrite_must_be_a_question_in_the_follow_ups_language_stating_nothing_new() {
+        let leave = [turn("有給休暇の申請は必要ですか？", "はい、必要です [1]。")];
+        let follow_up = "申請はいつまでに必要ですか？";
+        assert_eq!(
+            rewrite_fault("有給休暇の申請はいつまでに必要ですか？", follow_up, &leave),
+            None
+        );
+        assert_eq!(
+            rewrite_fault("申請は3日前までに必要です。", follow_up, &leave),
+            Some("is not a question")
+        );
+        assert_eq!(
+            rewrite_fault("申请什么时候需要？", follow_up, &leave),
+            Some("is not in the language of the follow-up")
+        );
+        let limits = [turn("Business plan rate limit?", "600 per minute [1].")];
+        assert_eq!(
+            rewrite_fault(
+                "What is the API rate limit on the Starter plan?",
+                "What about the Starter plan?",
+                &limits
+            ),
+            None
+        );
+        assert_eq!(
+            rewrite_fault(
+                "Is the Starter plan limited to 100 requests?",
+                "What about the Starter plan?",
+                &limits
+            ),
+            Some("states a number the conversation does not")
+        );
+    }
+
+    #[test]
+    fn a_rejected_rewrite_searches_with_the_recent_questions() {
+        let server = llm_server(|system, _, _| match system.starts_with("Rewrite") {
+            true => completion("The Starter plan allows 100 requests per minute."),
+            false => completion("100 requests per minute [1]."),
+        });
+        let chat = model(&server, "scripted");
+        let corpus = FixedCorpus::new(&[(
+            "limits",
+            "Starter plan keys are limited to 100 requests per minute.",
+        )]);
+        let prices = PriceTable::default();
+        let pipelines = one_model_pipelines(&corpus, &chat, &prices, PipelineParams::default());
+        let history = [turn("Business plan rate limit?", "600 per minute [1].")];
+        let answer = pipelines
+            .answer_in_conversation(
+                "What about the Starter plan?",
+                &history,
+                &[PipelineKind::Basic],
+                &Listener::default(),
+            )
+            .unwrap();
+        assert_eq!(
+            corpus.queries()[0].0,
+            "What about the Starter plan?\nBusiness plan rate limit?"
+        );
+        let degraded = answer.degraded.unwrap_or_default();
+        assert!(degraded.contains("is not a question"), "{degraded}");
+    }
+
+    #[test]
+    fn the_extractive_answer_calls_no_model_to_rewrite_a_follow_up() {
+        let server = llm_server(|_, _, _| completion("What is the Starter plan's limit?"));
+        let chat = model(&server, "scripted");
+        let corpus = FixedCorpus::new(&[(
+            "limits",
+            "The API allows 600 requests per minute on the Business plan. Starter plan keys \
+             are limited to 100 requests per minute.",
+        )]);
+        let prices = PriceTable::default();
+        let pipelines = one_model_pipelines(&corpus, &chat, &prices, PipelineParams::default());
+        let history = [turn(
+            "What are the API rate limits on the Business plan?",
+            "600 requests per minute [1].",
+        )];
+        let answer = pipelines
+            .answer_in_conversation(
+                "What about the Starter plan?",
+                &history,
+                &[PipelineKind::Extractive],
+                &Listener::default(),
+            )
+            .unwrap();
+        assert!(server.requests().is_empty());
+        assert!(
+            answer.answer.contains("Starter plan keys are limited to 100 requests per minute."),
+            "{answer:?}"
+        );
     }
 }

@@ -27,4 +27,6 @@ pub enum RagError {
     UnknownPipeline(String),
     #[error("the answer was cancelled")]
     Cancelled,
+    #[error("the answer model ran out of time")]
+    OutOfTime,
 }

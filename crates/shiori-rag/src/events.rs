@@ -30,7 +30,7 @@ impl TokenReceiver for Forward<'_> {
     }
 
     fn keep_going(&mut self) -> ControlFlow<()> {
-        match self.listener.is_cancelled() {
+        match self.listener.must_stop_models() {
             true => ControlFlow::Break(()),
             false => ControlFlow::Continue(()),
         }
@@ -49,11 +49,14 @@ pub enum AnswerEvent {
 }
 
 /// Who listens to a run: events go to `on_event`; once `cancel` is set, the run stops at the next
-/// step or token (an upstream stream is dropped with it).
+/// step or token (an upstream stream is dropped with it). Once `expired` is set (the caller's
+/// time is up), every model is stopped and the run answers with the sentences quoted from what
+/// it retrieved, saying so in `degraded`.
 #[derive(Clone, Copy, Default)]
 pub struct Listener<'a> {
     pub on_event: Option<&'a (dyn Fn(AnswerEvent) + Sync)>,
     pub cancel: Option<&'a AtomicBool>,
+    pub expired: Option<&'a AtomicBool>,
 }
 
 impl Listener<'_> {
@@ -68,6 +71,16 @@ impl Listener<'_> {
             .is_some_and(|cancel| cancel.load(Ordering::Relaxed))
     }
 
+    pub(crate) fn is_expired(&self) -> bool {
+        self.expired
+            .is_some_and(|expired| expired.load(Ordering::Relaxed))
+    }
+
+    /// Whether a model still computing must stop: the run is cancelled or out of time.
+    pub(crate) fn must_stop_models(&self) -> bool {
+        self.is_cancelled() || self.is_expired()
+    }
+
     pub(crate) fn check(&self) -> Result<(), RagError> {
         match self.is_cancelled() {
             true => Err(RagError::Cancelled),
@@ -77,7 +90,7 @@ impl Listener<'_> {
 
     /// Forwards a generated piece; breaks off the generation once cancelled.
     pub(crate) fn token(&self, text: &str) -> ControlFlow<()> {
-        if self.is_cancelled() {
+        if self.must_stop_models() {
             return ControlFlow::Break(());
         }
         self.emit(AnswerEvent::Token(text.to_string()));
@@ -85,10 +98,14 @@ impl Listener<'_> {
     }
 
     /// A chat outcome, as [`RagError::Cancelled`] when the run was cancelled meanwhile (the model
-    /// then failed because its token sink broke off).
+    /// then failed because its token sink broke off), or [`RagError::OutOfTime`] when its time
+    /// ran out.
     pub(crate) fn cancelled_or<T>(&self, outcome: Result<T, ChatError>) -> Result<T, RagError> {
         self.check()?;
-        Ok(outcome?)
+        match outcome {
+            Err(ChatError::Cancelled { .. }) if self.is_expired() => Err(RagError::OutOfTime),
+            outcome => Ok(outcome?),
+        }
     }
 }
 
@@ -103,6 +120,7 @@ mod tests {
             listener: Listener {
                 on_event: None,
                 cancel: Some(&cancel),
+                expired: None,
             },
             run_started: Instant::now(),
             stream: true,
@@ -127,6 +145,7 @@ mod tests {
             listener: Listener {
                 on_event: Some(&on_event),
                 cancel: Some(&cancel),
+                expired: None,
             },
             run_started: Instant::now(),
             stream: false,

@@ -1,4 +1,8 @@
-use shiori_core::{Answer, Hit, RelevanceVerdict, Source, Timings};
+//! The answer no model writes: the sentences of the best sources that answer the question,
+//! cited and marked in their source, or a refusal when nothing retrieved is relevant enough.
+
+use crate::sentences::extract;
+use shiori_core::{Citation, Hit, Quote, RelevanceVerdict, Source};
 
 /// What a refusal says instead of an answer.
 pub const REFUSAL_TEXT: &str = "No relevant documents were found for this question.";
@@ -9,50 +13,77 @@ pub fn refuses(hits: &[Hit], verdict: &RelevanceVerdict) -> bool {
     hits.is_empty() || verdict.refused
 }
 
-/// Answers with the text of the best hit; every hit becomes a source.
-pub fn extractive_answer(hits: &[Hit], verdict: &RelevanceVerdict, timings: Timings) -> Answer {
-    let refused = refuses(hits, verdict);
-    let answer = match hits.first() {
-        Some(best) if !refused => best.chunk.text.clone(),
-        _ => REFUSAL_TEXT.to_string(),
-    };
-    Answer {
-        answer,
-        refused,
-        sources: hits.iter().map(Source::from).collect(),
-        timings_ms: timings,
-        ..Answer::default()
-    }
+/// An extracted answer: its text with `[n]` markers, and the citations (with the quoted
+/// passages) they point at; `None` when nothing can be quoted.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Quoted {
+    pub text: String,
+    pub citations: Vec<Citation>,
+}
+
+/// The sentences of `sources` (best first) that answer `question`, followed by the `[n]` of
+/// their source.
+pub(crate) fn quote(question: &str, sources: &[Source]) -> Option<Quoted> {
+    let extracted = extract(question, sources)?;
+    let source = &sources[extracted.source];
+    let number = extracted.source + 1;
+    let sentences: Vec<&str> = extracted
+        .quotes
+        .iter()
+        .map(|range| &source.text[range.clone()])
+        .collect();
+    let mut citation = Citation::of(number, source);
+    citation.quotes = extracted
+        .quotes
+        .into_iter()
+        .map(|range| Quote::of_bytes(&source.text, range))
+        .collect();
+    Some(Quoted {
+        text: format!("{} [{number}]", sentences.join(" ")),
+        citations: vec![citation],
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::hit;
+    use crate::test_support::source;
 
-    fn verdict(refused: bool) -> RelevanceVerdict {
-        RelevanceVerdict {
-            refused,
+    #[test]
+    fn cites_and_marks_the_quoted_sentences() {
+        let sources = [
+            source("休暇", "入社日に10日付与されます。有給休暇は年間20日です。"),
+            source("Plans", "Business costs $29 per user per month."),
+        ];
+        let quoted = quote("有給休暇は年間何日ですか？", &sources).unwrap();
+        assert_eq!(
+            quoted.text,
+            "入社日に10日付与されます。 有給休暇は年間20日です。 [1]"
+        );
+        assert_eq!(quoted.citations.len(), 1);
+        let citation = &quoted.citations[0];
+        assert_eq!((citation.number, citation.doc_id.as_str()), (1, "休暇"));
+        // Characters, not bytes: the page marks them by character.
+        assert_eq!(
+            citation.quotes,
+            [Quote { start: 0, end: 14 }, Quote { start: 14, end: 27 }]
+        );
+        let marked: String = sources[0].text.chars().skip(14).take(13).collect();
+        assert_eq!(marked, "有給休暇は年間20日です。");
+    }
+
+    #[test]
+    fn refuses_without_hits_or_when_the_verdict_says_so() {
+        let refused = RelevanceVerdict {
+            refused: true,
             reason: String::new(),
-        }
-    }
-
-    #[test]
-    fn answers_with_the_best_chunk_when_it_is_relevant() {
-        let hits = [hit("best", 0.8), hit("second", 0.6)];
-        let answer = extractive_answer(&hits, &verdict(false), Timings::default());
-        assert!(!answer.refused);
-        assert_eq!(answer.answer, "best");
-        assert_eq!(answer.sources.len(), 2);
-    }
-
-    #[test]
-    fn refuses_what_the_verdict_refuses_or_without_hits() {
-        let hits = [hit("weak", 0.3)];
-        let answer = extractive_answer(&hits, &verdict(true), Timings::default());
-        assert!(answer.refused);
-        assert_eq!(answer.answer, REFUSAL_TEXT);
-        assert_eq!(answer.sources.len(), 1);
-        assert!(extractive_answer(&[], &verdict(false), Timings::default()).refused);
+        };
+        assert!(refuses(&[crate::test_support::hit("weak", 0.3)], &refused));
+        let relevant = RelevanceVerdict {
+            refused: false,
+            reason: String::new(),
+        };
+        assert!(refuses(&[], &relevant));
+        assert!(!refuses(&[crate::test_support::hit("good", 0.9)], &relevant));
     }
 }

@@ -1,10 +1,12 @@
 //! Answer pipelines: from a question to an `Answer` with sources, citations and a trace. The
-//! extractive pipeline needs no LLM: it answers with the best chunk, or refuses when nothing is
-//! relevant enough. The others are explicit step graphs over chat models (basic, RAG-Fusion,
-//! decompose, HyDE, CRAG, fusion+CRAG, iterative, agentic, reflective), each step recorded with
-//! its model, tokens, cost and time; a fallback chain runs them in turn until one answers. Pipelines
-//! reach the index only through the [`Corpus`] trait, so this crate knows nothing of the store.
+//! extractive pipeline needs no LLM: it quotes the sentences of the best sources that answer
+//! the question, or refuses when nothing is relevant enough. The others are explicit step
+//! graphs over chat models (basic, RAG-Fusion, decompose, HyDE, CRAG, fusion+CRAG, iterative,
+//! agentic, reflective), each step recorded with its model, tokens, cost and time; a fallback
+//! chain runs them in turn until one answers. Pipelines reach the index only through the
+//! [`Corpus`] trait, so this crate knows nothing of the store.
 
+mod answer_step;
 mod attribution;
 mod budget;
 mod citations;
@@ -17,6 +19,9 @@ mod gate;
 mod pipeline;
 mod pipelines;
 mod prompts;
+mod sentences;
+mod text;
+mod verify;
 #[cfg(test)]
 mod test_support;
 
@@ -24,5 +29,5 @@ pub use citations::{check_citations, CheckedCitations};
 pub use conversation::recent_turns;
 pub use corpus::{Corpus, RagError};
 pub use events::{AnswerEvent, Listener};
-pub use extractive::{extractive_answer, refuses, REFUSAL_TEXT};
+pub use extractive::{refuses, REFUSAL_TEXT};
 pub use pipeline::{Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

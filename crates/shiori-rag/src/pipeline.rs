@@ -1,26 +1,22 @@
 //! The pipelines' shared parts: what they are given, the run that records every step in the
 //! trace, and the fallback chain.
 
-use crate::attribution::attribute;
 use crate::budget::fit_to_context;
-use crate::citations::{check_citations, CheckedCitations};
 use crate::corpus::{Corpus, RagError};
 use crate::events::{AnswerEvent, Forward, Listener};
-use crate::extractive::extractive_answer;
-use crate::gate::{gate, is_refusal};
-use crate::prompts;
+use crate::gate::gate;
 use crate::{fuse, pipelines};
 use serde::{Deserialize, Serialize};
 use shiori_core::Retrieval;
 use shiori_core::{
-    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Citation, Hit, PriceTable, Source,
-    Timings, Trace, TraceStep, WebSearch,
+    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Hit, PriceTable, Source,
+    Timings, TokenReceiver, Trace, TraceStep, WebSearch,
 };
 use std::str::FromStr;
 use std::time::Instant;
 
 /// The step whose reply is the answer: its tokens are the ones streamed.
-const ANSWER_STEP: &str = "answer";
+pub(crate) const ANSWER_STEP: &str = "answer";
 
 /// What a generated answer says when the sources lack the answer.
 pub const CANNOT_ANSWER_TEXT: &str = "The sources do not contain the answer to this question.";
@@ -195,18 +191,21 @@ impl Pipelines<'_> {
     ) -> Result<Answer, RagError> {
         let mut failures = earlier;
         let mut last_error = None;
-        let chain = if chain.is_empty() {
-            &[PipelineKind::Extractive][..]
-        } else {
-            chain
+        let mut chain = match chain.is_empty() {
+            true => vec![PipelineKind::Extractive],
+            false => chain.to_vec(),
         };
-        for (position, &kind) in chain.iter().enumerate() {
+        let mut position = 0;
+        while let Some(&kind) = chain.get(position) {
             let attempt = Instant::now();
             match self.run_with(question, kind, listener) {
                 Ok(mut answer) => {
-                    answer.degraded = last_error.map(|error: RagError| {
-                        format!("{} failed ({error}); answered with {}", chain[0], kind)
-                    });
+                    if let Some(error) = last_error {
+                        answer.degraded = Some(format!(
+                            "{} failed ({error}); answered with {}",
+                            chain[0], kind
+                        ));
+                    }
                     failures.append(&mut answer.trace.steps);
                     answer.trace.steps = failures;
                     answer.usage = answer.trace.usage();
@@ -216,6 +215,11 @@ impl Pipelines<'_> {
                 }
                 Err(RagError::Cancelled) => return Err(RagError::Cancelled),
                 Err(error) => {
+                    if matches!(error, RagError::OutOfTime) {
+                        // No model may run any more: quoting needs none.
+                        chain.truncate(position + 1);
+                        chain.push(PipelineKind::Extractive);
+                    }
                     let next = chain.get(position + 1).map_or("nothing", |k| k.name());
                     let step = TraceStep {
                         step: "fallback".to_string(),
@@ -229,6 +233,7 @@ impl Pipelines<'_> {
                     last_error = Some(error);
                 }
             }
+            position += 1;
         }
         Err(last_error.unwrap_or_else(|| RagError::UnknownPipeline(String::new())))
     }
@@ -277,11 +282,11 @@ impl Pipelines<'_> {
 pub(crate) struct Run<'p, 'a> {
     pub p: &'p Pipelines<'a>,
     pub trace: Trace,
-    listener: &'p Listener<'p>,
+    pub(crate) listener: &'p Listener<'p>,
     /// Steps of `trace` already reported to the listener.
     reported: usize,
-    started: Instant,
-    first_token_ms: Option<f64>,
+    pub(crate) started: Instant,
+    pub(crate) first_token_ms: Option<f64>,
     embed_ms: f64,
     retrieve_ms: f64,
     /// The gate's retrieval of the question with its `k`, taken by the first [`Run::retrieve`]
@@ -320,7 +325,7 @@ impl<'p, 'a> Run<'p, 'a> {
         self.listener.check()
     }
 
-    fn emit_new_steps(&mut self) {
+    pub(crate) fn emit_new_steps(&mut self) {
         for step in &self.trace.steps[self.reported..] {
             self.listener.emit(AnswerEvent::Step(step.clone()));
         }
@@ -360,8 +365,7 @@ impl<'p, 'a> Run<'p, 'a> {
         self.chat_with(step, model, request, input, false)
     }
 
-    /// [`Run::chat`]; with `stream`, the reply's tokens go to the listener as they arrive (only
-    /// the answer step streams, and only when someone listens).
+    /// [`Run::chat`]; with `stream`, the reply's tokens go to the listener as they arrive.
     fn chat_with(
         &mut self,
         step: &str,
@@ -372,17 +376,45 @@ impl<'p, 'a> Run<'p, 'a> {
     ) -> Result<ChatResponse, RagError> {
         self.report_steps()?;
         let started = Instant::now();
-        let listener = self.listener;
-        let mut forward = Forward {
-            listener: *listener,
+        let mut forward = self.forward(stream);
+        let response = self.call_model(model, request, &mut forward);
+        self.first_token_ms = self.first_token_ms.or(forward.first_token_ms);
+        let response = self.listener.cancelled_or(response)?;
+        self.record_step(step, model, input.into(), &response, started)?;
+        Ok(response)
+    }
+
+    /// A receiver for one model call: it stops the model once the listener cancels, and with
+    /// `stream` hands the reply's pieces to the listener.
+    pub(crate) fn forward(&self, stream: bool) -> Forward<'p> {
+        Forward {
+            listener: *self.listener,
             run_started: self.started,
             stream,
             first_token_ms: None,
-        };
+        }
+    }
+
+    /// `request`, fitted to `model`'s context, sent to it.
+    pub(crate) fn call_model(
+        &self,
+        model: &dyn ChatModel,
+        request: &ChatRequest,
+        receiver: &mut dyn TokenReceiver,
+    ) -> Result<ChatResponse, ChatError> {
         let request = fit_to_context(model, request);
-        let response = model.chat(&request, Some(&mut forward));
-        self.first_token_ms = self.first_token_ms.or(forward.first_token_ms);
-        let response = listener.cancelled_or(response)?;
+        model.chat(&request, Some(receiver))
+    }
+
+    /// Records a model call that began at `started` as a step, with its tokens and cost.
+    pub(crate) fn record_step(
+        &mut self,
+        step: &str,
+        model: &dyn ChatModel,
+        input: String,
+        response: &ChatResponse,
+        started: Instant,
+    ) -> Result<(), RagError> {
         let output = if response.tool_calls.is_empty() {
             summary(&response.content)
         } else {
@@ -396,14 +428,13 @@ impl<'p, 'a> Run<'p, 'a> {
         self.trace.push(TraceStep {
             step: step.to_string(),
             model: Some(model.model_id().to_string()),
-            input: summary(&input.into()),
+            input: summary(&input),
             output,
             usage: response.usage,
             cost_usd: self.p.prices.cost(model.model_id(), response.usage),
             ms: started.elapsed().as_secs_f64() * 1000.0,
         });
-        self.report_steps()?;
-        Ok(response)
+        self.report_steps()
     }
 
     /// Calls `model` once per request, in parallel, and records each as a step.
@@ -540,126 +571,6 @@ impl<'p, 'a> Run<'p, 'a> {
                 reranked.ms,
             );
         }
-    }
-
-    /// The final step: answers `question` from numbered `sources`, checks its `[n]` citations.
-    pub fn generate(&mut self, question: &str, sources: Vec<Source>) -> Result<Answer, RagError> {
-        if sources.is_empty() {
-            self.trace
-                .note("answer", summary(question), "no sources: refused", 0.0);
-            return Ok(self.finish(CANNOT_ANSWER_TEXT.to_string(), true, sources));
-        }
-        let reply = self.generate_text(ANSWER_STEP, question, &sources)?;
-        Ok(self.conclude(&reply, sources))
-    }
-
-    /// The answer model's reply to `question` over numbered `sources`, not yet checked.
-    pub fn generate_text(
-        &mut self,
-        step: &str,
-        question: &str,
-        sources: &[Source],
-    ) -> Result<String, RagError> {
-        let model = self.answer_model()?;
-        let request = prompts::answer(question, sources, self.params().max_tokens);
-        let reply = self.chat_with(
-            step,
-            model,
-            &request,
-            format!("{question} with {} sources", sources.len()),
-            step == ANSWER_STEP && self.listener.on_event.is_some(),
-        )?;
-        Ok(reply.content)
-    }
-
-    /// Turns a generated reply into the answer: a refusal, or the text with checked citations.
-    pub fn conclude(&mut self, reply: &str, sources: Vec<Source>) -> Answer {
-        if is_refusal(reply) {
-            return self.finish(CANNOT_ANSWER_TEXT.to_string(), true, sources);
-        }
-        let mut checked = check_citations(reply.trim(), &sources);
-        let mut attributed = Vec::new();
-        if checked.citations.is_empty() {
-            let (with_markers, used) = attribute(&checked.answer, &sources);
-            attributed = used;
-            checked = CheckedCitations {
-                fabricated: checked.fabricated,
-                ..check_citations(&with_markers, &sources)
-            };
-        }
-        let output = if !attributed.is_empty() {
-            let numbers: Vec<String> = attributed.iter().map(|n| format!("[{n}]")).collect();
-            format!(
-                "the model cited nothing; attributed {} by shared words",
-                numbers.join(" ")
-            )
-        } else if checked.fabricated.is_empty() {
-            format!(
-                "{} citation(s), all point at sources",
-                checked.citations.len()
-            )
-        } else {
-            let fabricated: Vec<String> = checked
-                .fabricated
-                .iter()
-                .map(|n| format!("[{n}]"))
-                .collect();
-            format!(
-                "removed {} that point at none of the {} sources",
-                fabricated.join(" "),
-                sources.len()
-            )
-        };
-        self.trace.note(
-            "check_citations",
-            format!("{} sources", sources.len()),
-            output,
-            0.0,
-        );
-        let mut answer = self.finish(checked.answer, false, sources);
-        answer.citations = checked.citations;
-        answer
-    }
-
-    /// An extractive answer over `retrieval`, in this run's trace: the best chunk, cited as
-    /// `[1]`, and sent to the listener whole (nothing is generated).
-    pub fn extractive(&mut self, retrieval: &Retrieval) -> Answer {
-        let answer = extractive_answer(&retrieval.hits, &retrieval.verdict, Timings::default());
-        self.trace.note(
-            "extract",
-            format!(
-                "{} hits; {}",
-                retrieval.hits.len(),
-                retrieval.verdict.reason
-            ),
-            if answer.refused {
-                "refused: nothing relevant enough"
-            } else {
-                "answered with the best chunk"
-            },
-            0.0,
-        );
-        let cited = answer
-            .sources
-            .first()
-            .filter(|_| !answer.refused)
-            .map(|best| Citation {
-                number: 1,
-                doc_id: best.doc_id.clone(),
-                chunk_id: best.chunk_id.clone(),
-                title: best.title.clone(),
-                source: best.source.clone(),
-            });
-        let text = match &cited {
-            Some(_) => format!("{} [1]", answer.answer),
-            None => answer.answer,
-        };
-        self.emit_new_steps();
-        self.first_token_ms = Some(self.started.elapsed().as_secs_f64() * 1000.0);
-        self.listener.emit(AnswerEvent::Token(text.clone()));
-        let mut answer = self.finish(text, answer.refused, answer.sources);
-        answer.citations = cited.into_iter().collect();
-        answer
     }
 
     pub fn finish(&mut self, text: String, refused: bool, sources: Vec<Source>) -> Answer {
@@ -863,6 +774,7 @@ mod tests {
         let listener = Listener {
             on_event: None,
             cancel: Some(&cancel),
+            expired: None,
         };
         let outcome = pipelines(&corpus, Some(&model), &prices).answer_with(
             QUESTION,

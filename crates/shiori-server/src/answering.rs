@@ -57,6 +57,7 @@ impl Running {
         let listener = Listener {
             on_event,
             cancel: Some(&self.cancel),
+            expired: Some(&self.timed_out),
         };
         let job = &self.job;
         job.engine
@@ -159,16 +160,26 @@ pub async fn answer_streamed(
     Ok(receiver)
 }
 
-/// Cancels an answer once it has run for `limit` (noting that in `timed_out`) or the server is
-/// stopping.
+/// How long an answer whose time is up may take to stop its model and quote the sources
+/// instead: a local model stops within one prompt pass, and quoting takes milliseconds.
+pub(crate) const WIND_DOWN: Duration = Duration::from_secs(10);
+
+/// Once an answer has run for `limit`, sets `timed_out`: its models stop and it answers with
+/// the sentences quoted from what it retrieved. Cancels it if it has not ended `WIND_DOWN` later,
+/// or at once when the server is stopping.
 async fn cancel_on_limit_or_shutdown(
     limit: Duration,
     mut shutdown: watch::Receiver<bool>,
     cancel: Arc<AtomicBool>,
     timed_out: Arc<AtomicBool>,
 ) {
+    let stopping = async {
+        tokio::time::sleep(limit).await;
+        timed_out.store(true, Ordering::Relaxed);
+        tokio::time::sleep(WIND_DOWN).await;
+    };
     tokio::select! {
-        () = tokio::time::sleep(limit) => timed_out.store(true, Ordering::Relaxed),
+        () = stopping => {}
         _ = shutdown.wait_for(|stopping| *stopping) => {}
     }
     cancel.store(true, Ordering::Relaxed);

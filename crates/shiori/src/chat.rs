@@ -62,6 +62,7 @@ impl<'e> Session<'e> {
         let listener = Listener {
             on_event: streamed.then_some(&print_tokens as &(dyn Fn(AnswerEvent) + Sync)),
             cancel: None,
+            expired: None,
         };
         let answer = self.engine.answer(
             question,

@@ -137,7 +137,12 @@ pub enum Command {
     },
     /// Serve the Model Context Protocol over stdin/stdout (tools search, ask, list_documents,
     /// get_document; documents as resources) for agents such as Claude Desktop and Cursor
-    Mcp,
+    Mcp {
+        /// Longest an answer may run before its model is stopped and it quotes the sources
+        /// instead [default: 120 with a local chat model configured, else 30].
+        #[arg(long)]
+        timeout_secs: Option<u64>,
+    },
     /// Serve the HTTP API, the OpenAI-compatible /v1 API, MCP at /mcp and the web page.
     /// `SHIORI_API_KEY` set = every /api, /v1 and /mcp route needs `Authorization: Bearer <key>`.
     Serve {
@@ -162,9 +167,10 @@ pub enum Command {
         /// Largest upload (all files of one request).
         #[arg(long, default_value_t = 20)]
         upload_limit_mb: usize,
-        /// Longest a query may take before it is answered with 503.
-        #[arg(long, default_value_t = 30)]
-        timeout_secs: u64,
+        /// Longest an answer may run before its model is stopped and it quotes the sources
+        /// instead [default: 120 with a local chat model configured, else 30].
+        #[arg(long)]
+        timeout_secs: Option<u64>,
         /// Queries computed at once [default: 2 × cores].
         #[arg(long)]
         query_concurrency: Option<usize>,

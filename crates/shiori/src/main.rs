@@ -290,9 +290,13 @@ fn run(cli: &Cli) -> Result<()> {
             });
             output::print(cli.json, &value, || output::vectors(&vectors))
         }
-        Command::Mcp => {
+        Command::Mcp { timeout_secs } => {
             let engine = open_engine(cli, &home)?;
-            Server::new(engine, ServerOptions::default())?.run_mcp_stdio()?;
+            let options = ServerOptions {
+                request_timeout: answer_time_limit(&engine, *timeout_secs),
+                ..ServerOptions::default()
+            };
+            Server::new(engine, options)?.run_mcp_stdio()?;
             Ok(())
         }
         Command::Serve {
@@ -313,7 +317,7 @@ fn run(cli: &Cli) -> Result<()> {
                 keys: Keyring::load(&engine.config.auth)?,
                 body_limit_bytes: body_limit_kb * 1024,
                 upload_limit_bytes: upload_limit_mb * 1024 * 1024,
-                request_timeout: Duration::from_secs(*timeout_secs),
+                request_timeout: answer_time_limit(&engine, *timeout_secs),
                 cors_origins: cors_origins.clone(),
                 allowed_hosts: allowed_hosts.clone(),
                 insecure_no_auth: *insecure_no_auth,
@@ -531,4 +535,12 @@ fn parse_filters(raw: &[String]) -> Result<Filters> {
         }
     }
     Ok(filters)
+}
+
+/// `--timeout-secs`, else the limit the configured models need.
+fn answer_time_limit(engine: &Engine, timeout_secs: Option<u64>) -> Duration {
+    timeout_secs.map_or_else(
+        || shiori_engine::answer_time_limit(&engine.config),
+        Duration::from_secs,
+    )
 }

@@ -78,7 +78,7 @@ pub(crate) fn agentic(run: &mut Run, question: &str) -> Result<Answer, RagError>
             format!("step {step}: {} messages", messages.len()),
         )?;
         if reply.tool_calls.is_empty() {
-            return Ok(run.conclude(&reply.content, context));
+            return Ok(run.conclude(&with_tool_results(question, &messages), &reply.content, context));
         }
         messages.push(ChatMessage {
             role: Role::Assistant,
@@ -96,7 +96,21 @@ pub(crate) fn agentic(run: &mut Run, question: &str) -> Result<Answer, RagError>
             });
         }
     }
-    Ok(run.conclude("", context))
+    Ok(run.conclude(question, "", context))
+}
+
+/// The question, then what the tools answered (a calculated figure is the answer's to state
+/// though no source has it), one per line, for checking the answer.
+fn with_tool_results(question: &str, messages: &[ChatMessage]) -> String {
+    std::iter::once(question)
+        .chain(
+            messages
+                .iter()
+                .filter(|message| message.role == Role::Tool)
+                .map(|message| message.content.as_str()),
+        )
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Runs one tool call; what the model got wrong goes back to it as the tool's answer.

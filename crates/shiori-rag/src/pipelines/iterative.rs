@@ -20,7 +20,7 @@ pub(crate) fn iterative(run: &mut Run, question: &str) -> Result<Answer, RagErro
             format!("{question} with {} sources", context.len()),
         )?;
         let Some(query) = follow_up(&reply.content) else {
-            return Ok(run.conclude(&reply.content, context));
+            return Ok(run.conclude(question, &reply.content, context));
         };
         let added = merge(&mut context, sources(&run.retrieve(&query, k)?.hits));
         if added == 0 {

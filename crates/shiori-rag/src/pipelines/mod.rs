@@ -17,10 +17,10 @@ use crate::corpus::RagError;
 use crate::pipeline::Run;
 use shiori_core::{Answer, Hit, Source};
 
-/// retrieve → best chunk, or refuse when nothing is relevant enough.
+/// retrieve → the sentences that answer, or refuse when nothing is relevant enough.
 pub(crate) fn extractive(run: &mut Run, question: &str) -> Result<Answer, RagError> {
     let retrieval = run.retrieve(question, run.params().top_k)?;
-    Ok(run.extractive(&retrieval))
+    Ok(run.extractive(question, &retrieval))
 }
 
 /// retrieve → answer from numbered sources → check citations.

@@ -20,7 +20,7 @@ pub(crate) fn reflective(run: &mut Run, question: &str) -> Result<Answer, RagErr
     )?;
     let verdict = prompts::json_object(&review.content).unwrap_or_default();
     if verdict["complete"].as_bool() == Some(true) {
-        return Ok(run.conclude(&draft, context));
+        return Ok(run.conclude(question, &draft, context));
     }
     let query = verdict["query"]
         .as_str()

@@ -124,10 +124,12 @@ async fn timeout(State(state): State<SharedState>, request: Request, next: Next)
         && ["/api/reindex", "/api/eval", "/api/documents"]
             .iter()
             .any(|prefix| path.starts_with(prefix));
+    // An answer out of time first stops its model and quotes its sources instead; only one
+    // that has not ended after winding down is a 503.
     let limit = if is_write {
         state.options.write_timeout
     } else {
-        state.options.request_timeout
+        state.options.request_timeout + crate::answering::WIND_DOWN
     };
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,

@@ -265,13 +265,29 @@ function highlightSource(turn, index) {
   target.scrollIntoView({ behavior: "smooth", block: "center" });
 }
 
-function renderSources(turn, sources) {
+function renderSources(turn, sources, citations) {
+  const quotesOf = new Map((citations || []).map((c) => [c.chunk_id, c.quotes || []]));
   turn.sources.replaceChildren(...sources.map((s, i) => el("li", { id: `${turn.id}-source-${i}` },
     el("div", { class: "source-head" },
       el("span", {}, s.title || s.doc_id),
       el("span", { class: "score" }, "score " + Number(s.score).toFixed(4))),
     el("div", { class: "muted" }, s.source === s.doc_id ? s.source : s.doc_id + " · " + s.source),
-    el("p", { class: "source-text" }, s.text))));
+    el("p", { class: "source-text" }, ...withQuotesMarked(s.text, quotesOf.get(s.chunk_id) || [])))));
+}
+
+// A source's text with the passages an answer quotes in <mark>; quotes count characters
+// (code points), as the API gives them.
+function withQuotesMarked(text, quotes) {
+  const chars = Array.from(text);
+  const parts = [];
+  let last = 0;
+  for (const q of [...quotes].sort((a, b) => a.start - b.start)) {
+    if (q.start < last || q.end > chars.length) continue;
+    parts.push(chars.slice(last, q.start).join(""), el("mark", {}, chars.slice(q.start, q.end).join("")));
+    last = q.end;
+  }
+  parts.push(chars.slice(last).join(""));
+  return parts;
 }
 
 function addTraceStep(turn, step) {
@@ -283,7 +299,7 @@ function addTraceStep(turn, step) {
 function renderDone(turn, r) {
   turn.answer.classList.remove("streaming");
   renderAnswer(turn, r.answer, r.citations, r.sources);
-  renderSources(turn, r.sources);
+  renderSources(turn, r.sources, r.citations);
   turn.trace.replaceChildren();
   r.trace.steps.forEach((step) => addTraceStep(turn, step));
   if (r.refused) {

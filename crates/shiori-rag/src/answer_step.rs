@@ -1,0 +1,403 @@
+//! The step that ends every pipeline: a generated reply checked sentence by sentence
+//! ([`Checker`]), or the sentences quoted from the sources when no model writes. A generated
+//! reply that keeps no sentence falls back to the quoted ones, saying why in `degraded`. What
+//! the listener is sent is exactly the answer's text: checked sentences as the model finishes
+//! them, or the whole text at the end when nothing was streamed.
+
+use crate::events::{AnswerEvent, Forward};
+use crate::extractive::{quote, refuses, Quoted, REFUSAL_TEXT};
+use crate::pipeline::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
+use crate::pipelines::sources;
+use crate::prompts;
+use crate::verify::{Checker, Stop};
+use crate::RagError;
+use shiori_core::{Answer, ChatError, Retrieval, Source, TokenReceiver};
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+/// The answer step's receiver: pieces go through the checker, and only what it keeps reaches
+/// the listener; it stops the model at the first sentence the checker rejects.
+struct Checked<'p, 's> {
+    forward: Forward<'p>,
+    checker: Checker<'s>,
+    /// Whether anything was sent to the listener.
+    sent: bool,
+    /// Whether the model handed over any piece (an HTTP model asked for the whole reply hands
+    /// over none: its reply is checked once it has come).
+    received: bool,
+}
+
+impl Checked<'_, '_> {
+    fn send(&mut self, shown: String) -> ControlFlow<()> {
+        if shown.is_empty() {
+            return self.forward.keep_going();
+        }
+        self.sent |= self.forward.stream;
+        self.forward.token(&shown)
+    }
+}
+
+impl TokenReceiver for Checked<'_, '_> {
+    fn token(&mut self, text: &str) -> ControlFlow<()> {
+        self.received = true;
+        let shown = self.checker.push(text);
+        let flow = self.send(shown);
+        match self.checker.stopped {
+            Some(_) => ControlFlow::Break(()),
+            None => flow,
+        }
+    }
+
+    fn keep_going(&mut self) -> ControlFlow<()> {
+        self.forward.keep_going()
+    }
+
+    fn wants_pieces(&self) -> bool {
+        self.forward.wants_pieces()
+    }
+}
+
+impl Run<'_, '_> {
+    /// The final step: answers `question` from numbered `sources`, each sentence checked as
+    /// the model writes it.
+    pub fn generate(&mut self, question: &str, sources: Vec<Source>) -> Result<Answer, RagError> {
+        if sources.is_empty() {
+            self.trace
+                .note("answer", summary(question), "no sources: refused", 0.0);
+            let refusal = CANNOT_ANSWER_TEXT.to_string();
+            return Ok(self.send_whole(refusal, true, Vec::new(), &sources));
+        }
+        self.report_steps()?;
+        let model = self.answer_model()?;
+        let request = prompts::answer(question, &sources, self.params().max_tokens);
+        let started = Instant::now();
+        let mut checked = Checked {
+            forward: self.forward(self.listener.on_event.is_some()),
+            checker: Checker::new(question, &sources),
+            sent: false,
+            received: false,
+        };
+        let outcome = self.call_model(model, &request, &mut checked);
+        // A reply the checker stopped, or one cut short by the time limit after some sentences
+        // were kept (and maybe shown), ends with what was kept; a sentence cut off is dropped.
+        let out_of_time = self.listener.is_expired() && !checked.checker.kept.is_empty();
+        let response = match outcome {
+            Err(ChatError::Cancelled { .. }) if checked.checker.stopped.is_some() || out_of_time => {
+                Default::default()
+            }
+            outcome => self.listener.cancelled_or(outcome)?,
+        };
+        if !checked.received {
+            let shown = checked.checker.push(&response.content);
+            let _ = checked.send(shown);
+        }
+        if !out_of_time {
+            let rest = checked.checker.finish();
+            let _ = checked.send(rest);
+        }
+        self.first_token_ms = self.first_token_ms.or(checked.forward.first_token_ms);
+        let input = format!("{question} with {} sources", sources.len());
+        self.record_step(ANSWER_STEP, model, input, &response, started)?;
+        let sent = checked.sent;
+        Ok(self.conclude_checked(question, checked.checker, &sources, sent))
+    }
+
+    /// The answer model's reply to `question` over numbered `sources`, not yet checked (a draft
+    /// another step reads).
+    pub fn generate_text(
+        &mut self,
+        step: &str,
+        question: &str,
+        sources: &[Source],
+    ) -> Result<String, RagError> {
+        let model = self.answer_model()?;
+        let request = prompts::answer(question, sources, self.params().max_tokens);
+        let input = format!("{question} with {} sources", sources.len());
+        Ok(self.chat(step, model, &request, input)?.content)
+    }
+
+    /// Turns a whole generated reply into the answer, checked as [`Run::generate`] checks one
+    /// that streams. `question` may go on, a line each, with what else the answer may state
+    /// (a tool's results).
+    pub fn conclude(&mut self, question: &str, reply: &str, sources: Vec<Source>) -> Answer {
+        let checker = Checker::read_whole(question, &sources, reply);
+        self.conclude_checked(question, checker, &sources, false)
+    }
+
+    /// The answer a checked reply makes: its kept sentences, a refusal, or the quoted sentences
+    /// when it kept none. `sent` says whether the kept sentences already reached the listener.
+    fn conclude_checked(
+        &mut self,
+        question: &str,
+        checker: Checker,
+        sources: &[Source],
+        sent: bool,
+    ) -> Answer {
+        self.note_check(&checker, sources.len());
+        if checker.refused() {
+            return self.send_whole(CANNOT_ANSWER_TEXT.to_string(), true, Vec::new(), sources);
+        }
+        if !checker.kept.is_empty() {
+            if !sent {
+                self.listener.emit(AnswerEvent::Token(checker.kept.clone()));
+            }
+            let mut answer = self.finish(checker.kept, false, sources.to_vec());
+            answer.citations = checker.citations;
+            return answer;
+        }
+        let why = match &checker.stopped {
+            Some(Stop::Unsupported(missing)) => format!("its first sentence states {missing}, which its sources do not"),
+            _ => "its reply had no sentence a source supports".to_string(),
+        };
+        let mut answer = match quote(question, sources) {
+            Some(Quoted { text, citations }) => self.send_whole(text, false, citations, sources),
+            None => self.send_whole(CANNOT_ANSWER_TEXT.to_string(), true, Vec::new(), sources),
+        };
+        answer.degraded = Some(format!(
+            "the answer model's reply was not used ({why}): answered with the sentences quoted from the sources"
+        ));
+        answer
+    }
+
+    /// Records what the checker kept and removed as the `check_citations` step.
+    fn note_check(&mut self, checker: &Checker, sources: usize) {
+        let mut notes = vec![format!(
+            "{} citation(s), all point at sources",
+            checker.citations.len()
+        )];
+        let numbers = |list: &[usize]| {
+            list.iter()
+                .map(|n| format!("[{n}]"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        if !checker.fabricated.is_empty() {
+            notes.push(format!(
+                "removed {} that point at none of the {sources} sources",
+                numbers(&checker.fabricated)
+            ));
+        }
+        if !checker.attributed.is_empty() {
+            notes.push(format!(
+                "attributed {} by shared words",
+                numbers(&checker.attributed)
+            ));
+        }
+        if checker.dropped > 0 {
+            notes.push(format!("dropped {} uncited sentence(s)", checker.dropped));
+        }
+        match &checker.stopped {
+            Some(Stop::Refusal) => notes.push("the reply refused".to_string()),
+            Some(Stop::Unsupported(missing)) => {
+                notes.push(format!("stopped at a sentence stating {missing}, which its sources do not"))
+            }
+            None => {}
+        }
+        self.trace.note(
+            "check_citations",
+            format!("{sources} sources"),
+            notes.join("; "),
+            0.0,
+        );
+    }
+
+    /// Sends `text` to the listener whole and finishes the answer with it.
+    fn send_whole(
+        &mut self,
+        text: String,
+        refused: bool,
+        citations: Vec<shiori_core::Citation>,
+        sources: &[Source],
+    ) -> Answer {
+        self.emit_new_steps();
+        self.first_token_ms = self
+            .first_token_ms
+            .or(Some(self.started.elapsed().as_secs_f64() * 1000.0));
+        self.listener.emit(AnswerEvent::Token(text.clone()));
+        let mut answer = self.finish(text, refused, sources.to_vec());
+        answer.citations = citations;
+        answer
+    }
+
+    /// An extractive answer to `question` over `retrieval`, in this run's trace: the sentences
+    /// of the best sources that answer it, cited and marked in their source, and sent to the
+    /// listener whole (nothing is generated).
+    pub fn extractive(&mut self, question: &str, retrieval: &Retrieval) -> Answer {
+        let sources = sources(&retrieval.hits);
+        let quoted = (!refuses(&retrieval.hits, &retrieval.verdict))
+            .then(|| quote(question, &sources))
+            .flatten();
+        let output = match &quoted {
+            Some(quoted) => format!("quoted {}", summary(&quoted.text)),
+            None => "refused: nothing relevant enough".to_string(),
+        };
+        let input = format!(
+            "{} hits; {}",
+            retrieval.hits.len(),
+            retrieval.verdict.reason
+        );
+        self.trace.note("extract", input, output, 0.0);
+        match quoted {
+            Some(Quoted { text, citations }) => self.send_whole(text, false, citations, &sources),
+            None => self.send_whole(REFUSAL_TEXT.to_string(), true, Vec::new(), &sources),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::{one_model_pipelines, FixedCorpus};
+    use crate::{AnswerEvent, Listener, PipelineKind, PipelineParams};
+    use shiori_core::{ChatError, ChatModel, ChatRequest, ChatResponse, PriceTable, TokenSink};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    /// A local model as llama.cpp runs one: it writes its reply piece by piece into the sink and
+    /// stops when the sink says so; `expire` is set after `expire_after` pieces.
+    struct Writing<'a> {
+        pieces: Vec<&'static str>,
+        written: Mutex<usize>,
+        expire: Option<(&'a AtomicBool, usize)>,
+    }
+
+    impl ChatModel for Writing<'_> {
+        fn model_id(&self) -> &str {
+            "local:writing"
+        }
+
+        fn chat(
+            &self,
+            _: &ChatRequest,
+            on_token: Option<TokenSink<'_>>,
+        ) -> Result<ChatResponse, ChatError> {
+            let sink = on_token.expect("the answer step hands its model a receiver");
+            let mut content = String::new();
+            for (index, piece) in self.pieces.iter().enumerate() {
+                if let Some((expired, after)) = self.expire {
+                    expired.store(index >= after, Ordering::Relaxed);
+                }
+                *self.written.lock().unwrap() += 1;
+                if sink.token(piece).is_break() {
+                    return Err(ChatError::Cancelled {
+                        provider: self.model_id().to_string(),
+                    });
+                }
+                content.push_str(piece);
+            }
+            Ok(ChatResponse {
+                content,
+                ..ChatResponse::default()
+            })
+        }
+    }
+
+    fn writing(pieces: &[&'static str]) -> Writing<'static> {
+        Writing {
+            pieces: pieces.to_vec(),
+            written: Mutex::new(0),
+            expire: None,
+        }
+    }
+
+    fn corpus() -> FixedCorpus {
+        FixedCorpus::new(&[(
+            "limits",
+            "The API allows 600 requests per minute on the Business plan. Starter plan keys \
+             are limited to 100 requests per minute.",
+        )])
+    }
+
+    const QUESTION: &str = "How many requests per minute do keys get?";
+
+    /// Answers `QUESTION` with `model`, returning the answer and the text streamed to the
+    /// listener.
+    fn streamed(model: &dyn ChatModel, expired: Option<&AtomicBool>) -> (shiori_core::Answer, String) {
+        let corpus = corpus();
+        let prices = PriceTable::default();
+        let pipelines = one_model_pipelines(&corpus, model, &prices, PipelineParams::default());
+        let tokens = Mutex::new(String::new());
+        let on_event = |event: AnswerEvent| {
+            if let AnswerEvent::Token(text) = event {
+                tokens.lock().unwrap().push_str(&text);
+            }
+        };
+        let listener = Listener {
+            on_event: Some(&on_event),
+            cancel: None,
+            expired,
+        };
+        let answer = pipelines
+            .answer_with(QUESTION, &[PipelineKind::Basic], &listener)
+            .unwrap();
+        let shown = tokens.into_inner().unwrap();
+        (answer, shown)
+    }
+
+    #[test]
+    fn the_stream_carries_exactly_the_checked_answer_and_stops_the_model_at_a_claim_the_sources_lack(
+    ) {
+        let model = writing(&[
+            "Business keys get 600 requests",
+            " per minute [1]. Starter",
+            " keys get 100 [1]. Enterprise keys",
+            " get 9000 [1]. Free keys",
+            " get 10 [1].",
+        ]);
+        let (answer, shown) = streamed(&model, None);
+        assert_eq!(
+            answer.answer,
+            "Business keys get 600 requests per minute [1]. Starter keys get 100 [1]."
+        );
+        assert_eq!(shown, answer.answer);
+        assert_eq!(
+            *model.written.lock().unwrap(),
+            4,
+            "stopped once the unsupported sentence was complete"
+        );
+        assert!(answer.degraded.is_none());
+        let check = answer.trace.steps.iter().find(|s| s.step == "check_citations").unwrap();
+        assert!(check.output.contains("the number 9000"), "{check:?}");
+    }
+
+    #[test]
+    fn a_bare_citation_falls_back_to_the_quoted_sentences_and_says_so() {
+        let (answer, shown) = streamed(&writing(&["[1]"]), None);
+        assert!(!answer.refused);
+        assert!(answer.answer.contains("600 requests per minute"), "{answer:?}");
+        assert_eq!(shown, answer.answer);
+        assert_eq!(answer.citations[0].quotes.len(), 2);
+        let degraded = answer.degraded.unwrap_or_default();
+        assert!(degraded.contains("no sentence a source supports"), "{degraded}");
+    }
+
+    #[test]
+    fn a_refusal_streams_the_refusal() {
+        let (answer, shown) = streamed(&writing(&["CANNOT", "_ANSWER"]), None);
+        assert!(answer.refused);
+        assert_eq!(shown, answer.answer);
+    }
+
+    #[test]
+    fn out_of_time_the_answer_keeps_its_checked_sentences_or_quotes_the_sources() {
+        let expired = AtomicBool::new(false);
+        let model = Writing {
+            expire: Some((&expired, 2)),
+            ..writing(&["Starter keys get 100 [1]. ", "Business keys", " get 600 [1]."])
+        };
+        let (answer, shown) = streamed(&model, Some(&expired));
+        assert_eq!(answer.answer, "Starter keys get 100 [1].");
+        assert_eq!(shown, answer.answer);
+
+        let expired = AtomicBool::new(false);
+        let model = Writing {
+            expire: Some((&expired, 1)),
+            ..writing(&["Starter keys", " get 100 [1]."])
+        };
+        let (answer, shown) = streamed(&model, Some(&expired));
+        assert!(answer.answer.contains("100 requests per minute"), "{answer:?}");
+        assert_eq!(shown, answer.answer);
+        let degraded = answer.degraded.unwrap_or_default();
+        assert!(degraded.contains("ran out of time"), "{degraded}");
+        assert_eq!(answer.trace.pipeline, "extractive");
+    }
+}

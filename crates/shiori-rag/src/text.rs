@@ -1,0 +1,141 @@
+//! Words and sentences of answers and sources, in Japanese and English alike: the terms that
+//! attribution and sentence extraction compare, and where sentences begin and end.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+/// Lower-cased words of two or more letters or digits other than English function words, and
+/// character bigrams of CJK runs (which have no spaces to split on).
+pub(crate) fn terms(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut word = String::new();
+    let mut previous_cjk: Option<char> = None;
+    for c in text.chars() {
+        if is_cjk(c) {
+            if let Some(p) = previous_cjk {
+                out.insert(format!("{p}{c}"));
+            }
+            previous_cjk = Some(c);
+            flush(&mut word, &mut out);
+        } else {
+            previous_cjk = None;
+            if c.is_alphanumeric() {
+                word.extend(c.to_lowercase());
+            } else {
+                flush(&mut word, &mut out);
+            }
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn flush(word: &mut String, out: &mut HashSet<String>) {
+    if word.chars().count() >= 2 && !STOP_WORDS.contains(&word.as_str()) {
+        out.insert(std::mem::take(word));
+    }
+    word.clear();
+}
+
+/// English function words: they say how a question is asked, not what it asks about.
+const STOP_WORDS: [&str; 48] = [
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "did", "do", "does", "for",
+    "from", "has", "have", "how", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
+    "our", "that", "the", "their", "there", "this", "to", "was", "we", "were", "what", "when",
+    "where", "which", "who", "why", "will", "with", "you", "your",
+];
+
+pub(crate) fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
+}
+
+/// Ends a sentence wherever it stands.
+fn is_full_stop(c: char) -> bool {
+    matches!(c, '。' | '！' | '？' | '!' | '?' | '\n')
+}
+
+/// Closing quotes and brackets that belong to the sentence they follow (`「…。」`).
+fn is_closing(c: char) -> bool {
+    matches!(c, '」' | '』' | '）' | ')' | '"' | '\'' | '”' | '’' | ']')
+}
+
+/// The byte ranges of `text`'s sentences, trimmed of surrounding whitespace, empty ones left
+/// out. A sentence ends at `。！？!?` or a line break, and at a `.` followed by whitespace or the
+/// end (so `1.5` and `example.com` stay whole); closing quotes and brackets stay with it.
+pub(crate) fn sentence_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((index, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, next)| next);
+        let ends = is_full_stop(c) || (c == '.' && next.is_none_or(char::is_whitespace));
+        if !ends {
+            continue;
+        }
+        let mut end = index + c.len_utf8();
+        while let Some(&(at, closing)) = chars.peek() {
+            if !is_closing(closing) {
+                break;
+            }
+            end = at + closing.len_utf8();
+            chars.next();
+        }
+        push_trimmed(text, start..end, &mut ranges);
+        start = end;
+    }
+    push_trimmed(text, start..text.len(), &mut ranges);
+    ranges
+}
+
+fn push_trimmed(text: &str, range: Range<usize>, ranges: &mut Vec<Range<usize>>) {
+    let piece = &text[range.clone()];
+    let leading = piece.len() - piece.trim_start().len();
+    let trailing = piece.len() - piece.trim_end().len();
+    if leading + trailing < piece.len() {
+        ranges.push(range.start + leading..range.end - trailing);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sentences(text: &str) -> Vec<&str> {
+        sentence_ranges(text)
+            .into_iter()
+            .map(|range| &text[range])
+            .collect()
+    }
+
+    #[test]
+    fn splits_english_at_stops_followed_by_space() {
+        assert_eq!(
+            sentences("Plans cost $29.50 per user. See example.com for more!  Done"),
+            ["Plans cost $29.50 per user.", "See example.com for more!", "Done"]
+        );
+    }
+
+    #[test]
+    fn splits_japanese_and_keeps_closing_quotes() {
+        assert_eq!(
+            sentences("梅雨は雨季の一種である。「入梅」と呼ぶ。」\n北海道には梅雨がない"),
+            ["梅雨は雨季の一種である。", "「入梅」と呼ぶ。」", "北海道には梅雨がない"]
+        );
+    }
+
+    #[test]
+    fn blank_text_has_no_sentences() {
+        assert!(sentence_ranges("  \n ").is_empty());
+        assert!(sentence_ranges("").is_empty());
+    }
+
+    #[test]
+    fn terms_are_words_and_cjk_bigrams() {
+        let found = terms("What is the API の上限は 600 requests");
+        let expected: HashSet<String> = ["api", "の上", "上限", "限は", "600", "requests"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(found, expected);
+    }
+}
