@@ -82,6 +82,10 @@ pub struct ChatRequest {
     pub json_schema: Option<serde_json::Value>,
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    /// The shape of a plain-text reply as a GBNF grammar (rule `root`): local models sample
+    /// under it; HTTP providers have no such setting and are held to the prompt alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
 }
 
 /// Tokens one or more calls consumed.

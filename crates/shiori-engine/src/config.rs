@@ -239,6 +239,21 @@ pub struct PipelineConfig {
     pub history_tokens: usize,
 }
 
+impl PipelineConfig {
+    /// The pipelines to try, in order: the chosen one (or `default`), then the fallback list
+    /// from the chosen pipeline's position, or all of it when it is not on it.
+    pub fn chain(&self, chosen: Option<PipelineKind>) -> Vec<PipelineKind> {
+        let chosen = chosen.unwrap_or(self.default);
+        let rest = match self.fallback.iter().position(|kind| *kind == chosen) {
+            Some(position) => &self.fallback[position + 1..],
+            None => &self.fallback[..],
+        };
+        let mut chain = vec![chosen];
+        chain.extend(rest.iter().filter(|kind| **kind != chosen));
+        chain
+    }
+}
+
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {

@@ -7,8 +7,8 @@ use crate::{
 };
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{
-    Access, Answer, Chunk, ConversationId, Embedder, Filters, Reranker, Retrieval, RetrievalConfig,
-    Turn,
+    Access, Answer, Chunk, ConversationId, Embedder, Filters, PriceTable, Reranker, Retrieval,
+    RetrievalConfig, Turn,
 };
 use shiori_models::{
     assets::ShioriHome, embed_with_cache, E5Embedder, EmbeddingCache, MiniLmEmbedder, Precision,
@@ -19,6 +19,9 @@ use shiori_store::{reembed, ConversationStore, DocumentStore, StoreOptions, Stor
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+/// What an answer that calls no model is priced by.
+static NO_PRICES: PriceTable = PriceTable(std::collections::BTreeMap::new());
 
 /// Chunks re-embedded per cache round-trip.
 const REEMBED_BATCH: usize = 256;
@@ -283,9 +286,16 @@ impl Engine {
             Some(id) => Cow::Owned(self.conversation(id, options.owner.as_deref())?.turns),
             None => Cow::Borrowed(options.history.as_slice()),
         };
-        let generation = self.generation()?;
-        let chain = generation.chain(options.pipeline);
-        let reranker = options.rerank.then(|| generation.reranker()).transpose()?;
+        let chain = self.config.pipeline.chain(options.pipeline);
+        // The extractive answer calls no model: the chat models are not even loaded for it.
+        let generation = match (chain.as_slice(), options.rerank) {
+            ([PipelineKind::Extractive], false) => None,
+            _ => Some(self.generation()?),
+        };
+        let reranker = match generation {
+            Some(generation) if options.rerank => Some(generation.reranker()?),
+            _ => None,
+        };
         let corpus = |query: &str, k: usize| -> Result<Retrieval, RagError> {
             let retrieval = RetrievalConfig {
                 top_k: k,
@@ -298,9 +308,9 @@ impl Engine {
         let pipeline = &self.config.pipeline;
         let pipelines = Pipelines {
             corpus: &corpus,
-            models: generation.models(),
-            web: generation.web(),
-            prices: generation.prices(),
+            models: generation.map(Generation::models).unwrap_or_default(),
+            web: generation.and_then(Generation::web),
+            prices: generation.map_or(&NO_PRICES, Generation::prices),
             params: PipelineParams {
                 top_k: retrieval.top_k,
                 queries: pipeline.queries,

@@ -133,18 +133,9 @@ impl Generation {
         &self.prices
     }
 
-    /// The pipelines to try, in order: the chosen one (or `[pipeline] default`), then the
-    /// fallback list from the chosen pipeline's position, or all of it when it is not on it.
+    /// The pipelines to try, in order (see [`PipelineConfig::chain`]).
     pub fn chain(&self, chosen: Option<PipelineKind>) -> Vec<PipelineKind> {
-        let chosen = chosen.unwrap_or(self.pipeline.default);
-        let fallback = &self.pipeline.fallback;
-        let rest = match fallback.iter().position(|kind| *kind == chosen) {
-            Some(position) => &fallback[position + 1..],
-            None => &fallback[..],
-        };
-        let mut chain = vec![chosen];
-        chain.extend(rest.iter().filter(|kind| **kind != chosen));
-        chain
+        self.pipeline.chain(chosen)
     }
 }
 

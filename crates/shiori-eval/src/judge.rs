@@ -47,6 +47,7 @@ pub fn judge_answer(
         temperature: Some(0.0),
         json_mode: true,
         json_schema: None,
+        grammar: None,
         tools: Vec::new(),
     };
     let reply = judge.chat(&request, None)?;

@@ -60,6 +60,7 @@ impl Reranker for LlmReranker<'_> {
             json_mode: true,
             json_schema: Some(ranking_schema()),
             tools: Vec::new(),
+            grammar: None,
         };
         let reply = self.model.chat(&request, None)?;
         let ranking = parse_ranking(&reply.content, passages.len()).ok_or_else(|| {

@@ -48,6 +48,7 @@ fn request(system: &str, user: String, max_tokens: Option<u32>) -> ChatRequest {
         temperature: Some(0.0),
         json_mode: false,
         json_schema: None,
+        grammar: None,
         tools: Vec::new(),
     }
 }
@@ -71,7 +72,24 @@ pub fn answer(question: &str, sources: &[Source], max_tokens: Option<u32>) -> Ch
         "Sources:\n\n{}Question: {question}",
         numbered_sources(sources)
     );
-    request(&with_untrusted(ANSWER_RULES), user, max_tokens)
+    ChatRequest {
+        grammar: Some(answer_grammar(sources.len())),
+        ..request(&with_untrusted(ANSWER_RULES), user, max_tokens)
+    }
+}
+
+/// The only shapes an answer may take: CANNOT_ANSWER, or claims of text each closed by the
+/// `[n]` of sources that exist, so that a bare list of citations cannot be written. A claim is
+/// at most 300 characters (an extracted answer's length), so a model that will not cite is made
+/// to before it runs on.
+fn answer_grammar(sources: usize) -> String {
+    let numbers: Vec<String> = (1..=sources.max(1)).map(|n| format!("\"{n}\"")).collect();
+    format!(
+        "root ::= \"{CANNOT_ANSWER}\" | claim (\" \" claim)*\n\
+         claim ::= [^\\[\\]\\n ] [^\\[\\]\\n]{{0,300}} \" [\" number (\", \" number)* \"]\" [.。!?！？]?\n\
+         number ::= {}\n",
+        numbers.join(" | ")
+    )
 }
 
 pub fn iterative_answer(

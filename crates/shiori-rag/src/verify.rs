@@ -5,7 +5,7 @@
 //! was kept before it is the answer. The same checker reads a streamed reply token by token and
 //! a whole one at once, so a stream only ever carries sentences the final answer keeps.
 
-use crate::attribution::attribute;
+use crate::attribution::credit;
 use crate::citations::check_citations;
 use crate::gate::is_refusal;
 use crate::text::sentence_ranges;
@@ -128,12 +128,9 @@ impl<'s> Checker<'s> {
             }
         }
         if checked.citations.is_empty() {
-            let (with_markers, used) = attribute(&checked.answer, self.sources);
-            if used.is_empty() {
-                return None;
-            }
-            self.attributed.extend(used);
-            checked = check_citations(&with_markers, self.sources);
+            let number = credit(&checked.answer, self.sources)?;
+            self.attributed.push(number);
+            checked = check_citations(&format!("{} [{number}]", checked.answer), self.sources);
         }
         for citation in checked.citations {
             if !self.citations.iter().any(|c| c.number == citation.number) {

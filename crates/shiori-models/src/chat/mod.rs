@@ -270,7 +270,7 @@ impl GgufChatModel {
     }
 
     /// The grammar a reply is sampled under: a JSON reply follows its schema from the first
-    /// token; a tool call, once the model opens one, with `<tool_call>` or bare as small models
+    /// token, a plain one the request's own grammar; a tool call, once the model opens one, with `<tool_call>` or bare as small models
     /// often do, names an offered tool and gives arguments of that tool's schema.
     fn reply_grammar(&self, request: &ChatRequest) -> Result<Option<LlamaSampler>, ChatError> {
         let grammar_of = |schema: &str| {
@@ -285,6 +285,11 @@ impl GgufChatModel {
                 .unwrap_or_else(|| serde_json::json!({"type": "object"}));
             let grammar = grammar_of(&schema.to_string())?;
             return LlamaSampler::grammar(self.model, &grammar, "root")
+                .map(Some)
+                .map_err(invalid);
+        }
+        if let Some(grammar) = &request.grammar {
+            return LlamaSampler::grammar(self.model, grammar, "root")
                 .map(Some)
                 .map_err(invalid);
         }

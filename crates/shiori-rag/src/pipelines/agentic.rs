@@ -69,6 +69,7 @@ pub(crate) fn agentic(run: &mut Run, question: &str) -> Result<Answer, RagError>
             temperature: Some(0.0),
             json_mode: false,
             json_schema: None,
+            grammar: None,
             tools: if last { Vec::new() } else { tools() },
         };
         let reply = run.chat(
