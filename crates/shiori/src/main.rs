@@ -224,7 +224,10 @@ fn run(cli: &Cli) -> Result<()> {
                 })?;
             }
             if let Some(file) = per_query_file {
-                let answers = run.answers.as_ref().map_or(&[][..], |a| a.outcomes.as_slice());
+                let answers = run
+                    .answers
+                    .as_ref()
+                    .map_or(&[][..], |a| a.outcomes.as_slice());
                 file.write(|out| {
                     shiori_eval::write_per_query(&run.dataset, &run.outcomes, answers, out)
                 })?;

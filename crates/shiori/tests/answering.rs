@@ -333,7 +333,15 @@ fn answer_metrics_agree_with_the_per_query_lines() {
 
     let text = run(
         &data,
-        &["eval", faq.to_str().unwrap(), "--answers", "--sample", "3"],
+        &[
+            "eval",
+            faq.to_str().unwrap(),
+            "--answers",
+            "--pipeline",
+            "extractive",
+            "--sample",
+            "3",
+        ],
     );
     let printed = String::from_utf8_lossy(&text.stdout);
     assert!(
