@@ -1,10 +1,11 @@
-use crate::{AskOptions, Engine, EngineError, IndexReport, Progress};
-use shiori_core::{Access, Filters, Refusal, RetrievalConfig};
+use crate::{check_query, AskOptions, Engine, EngineError, IndexReport, Progress};
+use shiori_core::{Access, Answer, ChatModel, Filters, Refusal, RetrievalConfig};
 use shiori_eval::{
-    evaluate, judge_answer, load_dataset, refusal_rates, Dataset, EvalReport, JudgeReport,
-    JudgeTally, QueryOutcome, TargetRow,
+    evaluate, evaluate_answers, judge_answer, load_dataset, refusal_rates, sample_queries,
+    AnswerOutcome, AnswerReport, Dataset, EvalQuery, EvalReport, JudgeReport, JudgeTally,
+    QueryOutcome, TargetRow,
 };
-use shiori_rag::{refuses, Listener};
+use shiori_rag::{refuses, Listener, PipelineKind};
 use shiori_retrieve::decide;
 use std::path::Path;
 use std::time::Instant;
@@ -19,20 +20,69 @@ pub struct EvalRun {
     pub index: IndexReport,
     pub outcomes: Vec<QueryOutcome>,
     pub report: EvalReport,
+    /// The answer pass, when one was asked for.
+    pub answers: Option<AnswerRun>,
+}
+
+/// How an evaluation answers its queries: through [`Engine::answer`] with this pipeline (the
+/// configured default otherwise), on every query or an evenly spread sample of them, the
+/// answerable ones judged by a `[llm.models]` model when `judge` names one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AnswerPass {
+    pub pipeline: Option<PipelineKind>,
+    pub rerank: bool,
+    /// Answer only this many queries (see [`sample_queries`]).
+    pub sample: Option<usize>,
+    pub judge: Option<String>,
+}
+
+/// What the answer pass produced.
+pub struct AnswerRun {
+    /// One entry per dataset query; `None` for a query left out of the sample.
+    pub outcomes: Vec<Option<AnswerOutcome>>,
+    pub report: AnswerReport,
+    pub judge: Option<JudgeReport>,
 }
 
 impl Engine {
     /// Indexes the dataset's corpus into this data directory (unchanged corpora are skipped),
-    /// runs every query and scores the results.
+    /// runs every query and scores the results; with an answer pass, also answers the queries
+    /// and scores the answers. Everything that can be checked (the dataset, the answer pass's
+    /// models and questions) is checked before anything is indexed.
     pub fn evaluate(
         &mut self,
         dataset_dir: &Path,
         retrieval: &RetrievalConfig,
         access: &Access,
+        answering: Option<&AnswerPass>,
         progress: &dyn Progress,
     ) -> Result<EvalRun, EngineError> {
         let dataset = load_dataset(dataset_dir)?;
+        if let Some(pass) = answering {
+            self.check_answer_pass(&dataset, retrieval, pass)?;
+        }
         let index = self.index_corpus(&dataset.corpus, progress)?;
+        let (outcomes, report) = self.retrieve_queries(&dataset, retrieval, access, progress)?;
+        let answers = answering
+            .map(|pass| self.answer_queries(&dataset, retrieval, access, pass, progress))
+            .transpose()?;
+        Ok(EvalRun {
+            dataset,
+            index,
+            outcomes,
+            report,
+            answers,
+        })
+    }
+
+    /// Runs every query through retrieval alone and scores the rankings and refusals.
+    fn retrieve_queries(
+        &self,
+        dataset: &Dataset,
+        retrieval: &RetrievalConfig,
+        access: &Access,
+        progress: &dyn Progress,
+    ) -> Result<(Vec<QueryOutcome>, EvalReport), EngineError> {
         let retrieval = RetrievalConfig {
             top_k: retrieval.top_k.max(EVAL_CHUNKS),
             ..retrieval.clone()
@@ -62,13 +112,8 @@ impl Engine {
             progress.advance(1);
         }
         progress.finish();
-        let report = evaluate(&dataset, &outcomes);
-        Ok(EvalRun {
-            dataset,
-            index,
-            outcomes,
-            report,
-        })
+        let report = evaluate(dataset, &outcomes);
+        Ok((outcomes, report))
     }
 }
 
@@ -96,43 +141,102 @@ impl Engine {
 }
 
 impl Engine {
-    /// Answers every answerable query of `dataset` with the pipeline `options` choose and has
-    /// the `judge` model (a `[llm.models]` name) score each answer that was not refused; the
-    /// answers read only what `access` may.
-    pub fn judge(
+    /// Fails before an evaluation changes anything when its answer pass could not run: an
+    /// empty sample, chat models that cannot be built, an unknown judge, `--rerank` without a
+    /// model, or a question [`Engine::answer`] would reject.
+    fn check_answer_pass(
+        &self,
+        dataset: &Dataset,
+        retrieval: &RetrievalConfig,
+        pass: &AnswerPass,
+    ) -> Result<(), EngineError> {
+        if pass.sample == Some(0) {
+            return Err(EngineError::Invalid(
+                "the answer sample must hold at least 1 query".into(),
+            ));
+        }
+        let generation = self.generation()?;
+        if let Some(judge) = &pass.judge {
+            generation.model(judge)?;
+        }
+        if pass.rerank {
+            generation.reranker()?;
+        }
+        for index in sample_queries(dataset, pass.sample) {
+            let query = &dataset.queries[index];
+            check_query(&query.text, retrieval)
+                .map_err(|error| EngineError::Invalid(format!("query {:?}: {error}", query.id)))?;
+        }
+        Ok(())
+    }
+
+    /// Answers the queries `pass` samples through [`Engine::answer`], the path every surface
+    /// takes, and scores the answers; a judge scores the answerable ones from the same answers.
+    fn answer_queries(
         &self,
         dataset: &Dataset,
         retrieval: &RetrievalConfig,
         access: &Access,
-        judge: &str,
-        options: &AskOptions,
+        pass: &AnswerPass,
         progress: &dyn Progress,
-    ) -> Result<JudgeReport, EngineError> {
+    ) -> Result<AnswerRun, EngineError> {
         let generation = self.generation()?;
-        let judge = generation.model(judge)?;
+        let judge = pass
+            .judge
+            .as_deref()
+            .map(|name| generation.model(name))
+            .transpose()?;
         let filters = Filters {
             access: access.clone(),
             ..Filters::default()
         };
-        let queries: Vec<_> = dataset.queries.iter().filter(|q| q.answerable).collect();
-        progress.start("judging answers", queries.len() as u64);
+        let options = AskOptions {
+            pipeline: pass.pipeline,
+            rerank: pass.rerank,
+            ..AskOptions::default()
+        };
+        let chosen = sample_queries(dataset, pass.sample);
+        let mut outcomes = vec![None; dataset.queries.len()];
         let mut tally = JudgeTally::default();
-        for query in queries {
+        progress.start("answering queries", chosen.len() as u64);
+        for index in chosen {
+            let query = &dataset.queries[index];
+            let started = Instant::now();
             let answer = self.answer(
                 &query.text,
                 retrieval,
                 &filters,
-                options,
+                &options,
                 &Listener::default(),
             )?;
-            tally.add_answer(&answer);
-            if !answer.refused {
-                let (scores, usage) = judge_answer(judge, &query.text, &answer, &query.answers)?;
-                tally.add_judgement(scores, usage);
+            let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+            if let Some(judge) = judge.filter(|_| query.answerable) {
+                judge_into(&mut tally, judge, query, &answer)?;
             }
+            outcomes[index] = Some(AnswerOutcome::new(&answer, latency_ms));
             progress.advance(1);
         }
         progress.finish();
-        Ok(tally.report(judge, generation.prices()))
+        let pipeline = pass.pipeline.unwrap_or(self.config.pipeline.default);
+        Ok(AnswerRun {
+            report: evaluate_answers(pipeline.name(), dataset, &outcomes),
+            judge: judge.map(|judge| tally.report(judge, generation.prices())),
+            outcomes,
+        })
     }
+}
+
+/// Counts `answer` in the judge's tally and, unless it is a refusal, has `judge` score it.
+fn judge_into(
+    tally: &mut JudgeTally,
+    judge: &dyn ChatModel,
+    query: &EvalQuery,
+    answer: &Answer,
+) -> Result<(), EngineError> {
+    tally.add_answer(answer);
+    if !answer.refused {
+        let (scores, usage) = judge_answer(judge, &query.text, answer, &query.answers)?;
+        tally.add_judgement(scores, usage);
+    }
+    Ok(())
 }

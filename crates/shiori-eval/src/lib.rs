@@ -1,14 +1,20 @@
 //! Evaluation: reads datasets (BEIR layout or `documents.jsonl` + `qa.jsonl`), scores what the
 //! engine returned per query (nDCG, recall, precision, MRR, hit rates, refusals, latency) and
 //! sweeps the refusal threshold; LLM judges score generated answers (faithfulness, answer and
-//! context relevance, correctness against gold answers).
+//! context relevance, correctness against gold answers); answer metrics score the answers
+//! themselves against gold spans (accuracy, token F1, refusals, citations, length, latency).
 
+mod answers;
 mod dataset;
 mod judge;
 mod metrics;
 mod report;
 mod run_file;
 
+pub use answers::{
+    comparable, evaluate_answers, sample_queries, score_answer, token_f1, without_citation_markers,
+    AnswerOutcome, AnswerReport, AnswerScore,
+};
 pub use dataset::{json_lines, load_dataset, Dataset, EvalError, EvalQuery};
 pub use judge::{judge_answer, JudgeReport, JudgeScores, JudgeTally};
 pub use metrics::{score_ranking, RankingScores};
@@ -16,4 +22,4 @@ pub use report::{
     evaluate, refusal_rates, sweep_grid, sweep_thresholds, target_grid, EvalReport, QueryOutcome,
     SweepRow, TargetRow,
 };
-pub use run_file::{write_per_query, write_trec_run, PerQuery};
+pub use run_file::{write_per_query, write_trec_run, PerQuery, PerQueryAnswer};

@@ -58,7 +58,7 @@ pub struct SweepRow {
     pub no_answer_accuracy: f64,
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
     if count == 0 {
         0.0
@@ -67,7 +67,8 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-fn percentile(sorted: &[f64], fraction: f64) -> f64 {
+/// The value at rank round(fraction · (n − 1)) of `sorted` (0 when it is empty).
+pub(crate) fn percentile(sorted: &[f64], fraction: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -1,4 +1,4 @@
-use crate::{score_ranking, Dataset, QueryOutcome};
+use crate::{score_answer, score_ranking, AnswerOutcome, Dataset, QueryOutcome};
 use serde::Serialize;
 use shiori_core::RelevanceSignals;
 use std::collections::HashSet;
@@ -22,6 +22,43 @@ pub struct PerQuery<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signals: Option<RelevanceSignals>,
     pub latency_ms: f64,
+    /// The query's answer, when the evaluation answered it (`--answers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<PerQueryAnswer<'a>>,
+}
+
+/// The `answer` of a `--per-query` line: the answer and how it scored (see
+/// [`crate::AnswerScore`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerQueryAnswer<'a> {
+    pub text: &'a str,
+    pub refused: bool,
+    pub correct: Option<bool>,
+    pub f1: Option<f64>,
+    pub cited_doc_ids: &'a [String],
+    pub citation_precision: Option<f64>,
+    pub length_chars: usize,
+    pub degraded: bool,
+    pub latency_ms: f64,
+    pub first_token_ms: Option<f64>,
+}
+
+impl<'a> PerQueryAnswer<'a> {
+    fn new(query: &crate::EvalQuery, outcome: &'a AnswerOutcome) -> PerQueryAnswer<'a> {
+        let score = score_answer(query, outcome);
+        PerQueryAnswer {
+            text: &outcome.text,
+            refused: outcome.refused,
+            correct: score.correct,
+            f1: score.f1,
+            cited_doc_ids: &outcome.cited_doc_ids,
+            citation_precision: score.citation_precision,
+            length_chars: score.length_chars,
+            degraded: outcome.degraded,
+            latency_ms: outcome.latency_ms,
+            first_token_ms: outcome.first_token_ms,
+        }
+    }
 }
 
 /// Each document once, at its best (first) rank, with the score it had there.
@@ -58,13 +95,16 @@ pub fn write_trec_run(
     Ok(())
 }
 
-/// Writes one JSON line per query with its metrics (see [`PerQuery`]).
+/// Writes one JSON line per query with its metrics (see [`PerQuery`]); `answers` (one entry
+/// per query, `None` where it was not asked) adds each answered query's answer.
 pub fn write_per_query(
     dataset: &Dataset,
     outcomes: &[QueryOutcome],
+    answers: &[Option<AnswerOutcome>],
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    for (query, outcome) in dataset.queries.iter().zip(outcomes) {
+    for (index, (query, outcome)) in dataset.queries.iter().zip(outcomes).enumerate() {
+        let answer = answers.get(index).and_then(Option::as_ref);
         let scores = (!query.relevant.is_empty())
             .then(|| score_ranking(&outcome.ranked_doc_ids, &query.relevant));
         let line = PerQuery {
@@ -77,6 +117,7 @@ pub fn write_per_query(
             best_dense: outcome.best_dense,
             signals: outcome.signals,
             latency_ms: outcome.latency_ms,
+            answer: answer.map(|answer| PerQueryAnswer::new(query, answer)),
         };
         serde_json::to_writer(&mut *out, &line)?;
         writeln!(out)?;
@@ -131,7 +172,13 @@ mod tests {
             outcome(&[("d3", 0.4)], true),
         ];
         let mut out = Vec::new();
-        write_per_query(&dataset(), &outcomes, &mut out).unwrap();
+        let answer = AnswerOutcome {
+            text: "Yes [1].".into(),
+            cited_doc_ids: vec!["d2".into()],
+            latency_ms: 5.0,
+            ..AnswerOutcome::default()
+        };
+        write_per_query(&dataset(), &outcomes, &[Some(answer)], &mut out).unwrap();
         let lines: Vec<serde_json::Value> = String::from_utf8(out)
             .unwrap()
             .lines()
@@ -142,5 +189,15 @@ mod tests {
         assert!((lines[0]["ndcg@10"].as_f64().unwrap() - 1.0 / 3f64.log2()).abs() < 1e-12);
         assert_eq!(lines[1]["refused"], true);
         assert!(lines[1].get("ndcg@10").is_none());
+        let answer = &lines[0]["answer"];
+        assert_eq!(answer["text"], "Yes [1].");
+        assert_eq!(answer["length_chars"], 4, "\"Yes.\" without its marker");
+        assert_eq!(answer["citation_precision"], 1.0);
+        assert_eq!(
+            answer["correct"],
+            serde_json::Value::Null,
+            "no gold answers"
+        );
+        assert!(lines[1].get("answer").is_none(), "q2 was not answered");
     }
 }

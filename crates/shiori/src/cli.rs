@@ -1,8 +1,9 @@
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use shiori_core::{ConversationId, FusionKind, Refusal, RetrievalMode};
 use shiori_engine::{EmbedderKind, PipelineKind};
 use shiori_models::Precision;
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 /// Shiori: index documents (Japanese and English), search them, answer with sources.
@@ -84,7 +85,9 @@ pub enum Command {
         #[arg(long, value_name = "ID")]
         conversation: Option<ConversationId>,
     },
-    /// Evaluate retrieval and refusals on a dataset folder (BEIR layout or documents.jsonl + qa.jsonl).
+    /// Evaluate retrieval and refusals on a dataset folder (BEIR layout or documents.jsonl + qa.jsonl);
+    /// with --answers, the answers too.
+    #[command(group(ArgGroup::new("answering").multiple(true).args(["answers", "judge"])))]
     Eval {
         dataset: PathBuf,
         #[command(flatten)]
@@ -100,15 +103,23 @@ pub enum Command {
         /// Write one JSON line of metrics per query.
         #[arg(long, value_name = "FILE")]
         per_query: Option<PathBuf>,
-        /// Also answer every answerable query and have this [llm.models] model judge the answers.
+        /// Also answer every query and score the answers against the gold answers (accuracy,
+        /// F1, answer and refusal rates, citation precision, length, latency).
+        #[arg(long)]
+        answers: bool,
+        /// Answer, and have this [llm.models] model judge the answers to answerable queries.
         #[arg(long, value_name = "MODEL")]
         judge: Option<String>,
-        /// The pipeline whose answers are judged (default: [pipeline] default).
-        #[arg(long)]
+        /// The pipeline that answers (default: [pipeline] default).
+        #[arg(long, requires = "answering")]
         pipeline: Option<PipelineKind>,
-        /// Rerank retrieved chunks with the LLM reranker in the judged answers.
-        #[arg(long)]
+        /// Rerank retrieved chunks with the LLM reranker in the answers.
+        #[arg(long, requires = "answering")]
         rerank: bool,
+        /// Answer only N queries, spread evenly over the set (answerable and unanswerable in
+        /// proportion); retrieval is still measured on every query.
+        #[arg(long, value_name = "N", requires = "answering")]
+        sample: Option<NonZeroUsize>,
         /// Retrieve only what this `[[auth.keys]]` entry may read.
         #[arg(long = "as", value_name = "KEYNAME")]
         reader: Option<String>,

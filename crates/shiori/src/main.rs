@@ -19,12 +19,13 @@ use cli::{
 use shiori_core::{Access, EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{
     adopt_installed_chat_model, check_retrieval, init_store, migrate_store, refusal_override,
-    AskOptions, Config, EmbedAs, Engine, EngineError, Keyring,
+    AnswerPass, Config, EmbedAs, Engine, EngineError, Keyring,
 };
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
 use shiori_server::{Server, ServerOptions};
 use std::io::IsTerminal;
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::time::Duration;
 
@@ -190,25 +191,45 @@ fn run(cli: &Cli) -> Result<()> {
             sweep_threshold,
             run_out,
             per_query,
+            answers,
             judge,
             pipeline,
             rerank,
+            sample,
             reader,
         } => {
             let mut engine = open_engine(cli, &home)?;
             let config = retrieval_config(&engine.config.retrieval, retrieval, Some(refusal))?;
             check_retrieval(&config)?;
             let access = access_as(&engine, reader.as_deref())?;
-            let run = engine.evaluate(dataset, &config, &access, &progress::Bar::default())?;
-            if let Some(path) = run_out {
+            let answering = (*answers || judge.is_some()).then(|| AnswerPass {
+                pipeline: *pipeline,
+                rerank: *rerank,
+                sample: sample.map(NonZeroUsize::get),
+                judge: judge.clone(),
+            });
+            let run_file = run_out.as_deref().map(create_file).transpose()?;
+            let per_query_file = per_query.as_deref().map(create_file).transpose()?;
+            let run = engine.evaluate(
+                dataset,
+                &config,
+                &access,
+                answering.as_ref(),
+                &progress::Bar::default(),
+            )?;
+            if let Some(file) = run_file {
                 let name = format!("shiori-{:?}", config.mode).to_lowercase();
-                write_file(path, |out| {
+                file.write(|out| {
                     shiori_eval::write_trec_run(&run.dataset, &run.outcomes, &name, out)
                 })?;
             }
-            if let Some(path) = per_query {
-                write_file(path, |out| {
-                    shiori_eval::write_per_query(&run.dataset, &run.outcomes, out)
+            if let Some(file) = per_query_file {
+                let answers = run
+                    .answers
+                    .as_ref()
+                    .map_or(&[][..], |a| a.outcomes.as_slice());
+                file.write(|out| {
+                    shiori_eval::write_per_query(&run.dataset, &run.outcomes, answers, out)
                 })?;
             }
             let sweep = sweep_threshold.then(|| {
@@ -221,54 +242,15 @@ fn run(cli: &Cli) -> Result<()> {
                     engine.sweep_refusals(&run, &shiori_eval::target_grid()),
                 )
             });
-            let options = AskOptions {
-                pipeline: *pipeline,
-                rerank: *rerank,
-                ..AskOptions::default()
-            };
-            let judged = judge
-                .as_deref()
-                .map(|judge| {
-                    engine.judge(
-                        &run.dataset,
-                        &config,
-                        &access,
-                        judge,
-                        &options,
-                        &progress::Bar::default(),
-                    )
-                })
-                .transpose()?;
             if cli.json {
-                let mut value = serde_json::to_value(&run.report)?;
-                if let Some(object) = value.as_object_mut() {
-                    if let Some((cosines, targets)) = &sweep {
-                        object.insert(
-                            "threshold_sweep".to_string(),
-                            serde_json::to_value(cosines)?,
-                        );
-                        object.insert("refusal_sweep".to_string(), serde_json::to_value(targets)?);
-                    }
-                    if let Some(judged) = &judged {
-                        object.insert("judge".to_string(), serde_json::to_value(judged)?);
-                    }
-                }
-                println!("{}", serde_json::to_string_pretty(&value)?);
-                Ok(())
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&output::eval_json(&run, &sweep)?)?
+                );
             } else {
-                println!("{}", output::eval_report(&run.report, &config));
-                if let Some((cosines, targets)) = &sweep {
-                    println!(
-                        "{}\n{}",
-                        output::sweep(cosines),
-                        output::target_sweep(targets)
-                    );
-                }
-                if let Some(judged) = &judged {
-                    println!("{}", output::judge_report(judged));
-                }
-                Ok(())
+                println!("{}", output::eval_text(&run, &config, &sweep));
             }
+            Ok(())
         }
         Command::Stats => {
             let engine = open_engine(cli, &home)?;
@@ -450,17 +432,29 @@ fn open_engine_at(data_dir: &Path, home: &ShioriHome) -> Result<Engine> {
     })
 }
 
-/// Creates `path` and fills it with `write`.
-fn write_file(
-    path: &Path,
-    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Result<()> {
-    let written = || -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        write(&mut out)?;
-        std::io::Write::flush(&mut out)
-    };
-    written().with_context(|| format!("cannot write {}", path.display()))
+/// An output file, created before the work that fills it so a path that cannot be written
+/// fails first.
+struct OutputFile<'a> {
+    path: &'a Path,
+    file: std::fs::File,
+}
+
+fn create_file(path: &Path) -> Result<OutputFile<'_>> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(OutputFile { path, file })
+}
+
+impl OutputFile<'_> {
+    /// Fills the file with `write`.
+    fn write(
+        self,
+        write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let mut out = std::io::BufWriter::new(self.file);
+        let written = write(&mut out).and_then(|()| std::io::Write::flush(&mut out));
+        written.with_context(|| format!("cannot write {}", self.path.display()))
+    }
 }
 
 fn retrieval_config(

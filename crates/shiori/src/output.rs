@@ -3,8 +3,8 @@
 use anyhow::Result;
 use serde::Serialize;
 use shiori_core::{Answer, Hit, RetrievalConfig};
-use shiori_engine::{AnswerEvent, IndexReport};
-use shiori_eval::{EvalReport, JudgeReport, SweepRow, TargetRow};
+use shiori_engine::{AnswerEvent, EvalRun, IndexReport};
+use shiori_eval::{AnswerReport, EvalReport, JudgeReport, SweepRow, TargetRow};
 use shiori_models::assets::AssetStatus;
 use shiori_store::StoreStats;
 use std::fmt::Write;
@@ -143,6 +143,76 @@ pub fn answer_details(answer: &Answer) -> String {
         None => write!(text, "\n({:.1} ms)", timings.total_ms),
     }
     .unwrap_or_default();
+    text
+}
+
+/// The refusal trade-off `--sweep-threshold` adds: over cosine cuts, then over targets.
+pub type Sweeps = Option<(Vec<SweepRow>, Vec<TargetRow>)>;
+
+/// `shiori eval --json`: the retrieval report with the sweeps, the answers and the judge's
+/// scores beside its keys.
+pub fn eval_json(run: &EvalRun, sweeps: &Sweeps) -> Result<serde_json::Value> {
+    let mut value = serde_json::to_value(&run.report)?;
+    if let Some(object) = value.as_object_mut() {
+        if let Some((cosines, targets)) = sweeps {
+            object.insert("threshold_sweep".into(), serde_json::to_value(cosines)?);
+            object.insert("refusal_sweep".into(), serde_json::to_value(targets)?);
+        }
+        if let Some(answers) = &run.answers {
+            object.insert("answers".into(), serde_json::to_value(&answers.report)?);
+            if let Some(judged) = &answers.judge {
+                object.insert("judge".into(), serde_json::to_value(judged)?);
+            }
+        }
+    }
+    Ok(value)
+}
+
+/// `shiori eval` on a terminal: the retrieval report, then the sweeps, answers and judge.
+pub fn eval_text(run: &EvalRun, config: &RetrievalConfig, sweeps: &Sweeps) -> String {
+    let mut blocks = vec![eval_report(&run.report, config)];
+    if let Some((cosines, targets)) = sweeps {
+        blocks.push(sweep(cosines));
+        blocks.push(target_sweep(targets));
+    }
+    if let Some(answers) = &run.answers {
+        blocks.push(answer_report(&answers.report));
+        blocks.extend(answers.judge.as_ref().map(judge_report));
+    }
+    blocks.join("\n")
+}
+
+pub fn answer_report(report: &AnswerReport) -> String {
+    let mut text = format!(
+        "answers ({}): {} queries answered or refused, {} from a fallback\n",
+        report.pipeline, report.queries, report.degraded
+    );
+    for (name, value) in [
+        ("accuracy", report.accuracy),
+        ("f1", report.f1),
+        ("answer_rate", report.answer_rate),
+        ("no_answer_refusal", report.no_answer_refusal),
+        ("citation_precision", report.citation_precision),
+    ] {
+        if let Some(value) = value {
+            let _ = writeln!(text, "  {name:<20} {value:.4}");
+        }
+    }
+    if let (Some(median), Some(p95)) = (report.length_chars_median, report.length_chars_p95) {
+        let _ = writeln!(
+            text,
+            "  {:<20} median {median:.0}, p95 {p95:.0} chars",
+            "length"
+        );
+    }
+    let _ = write!(
+        text,
+        "  {:<20} p50 {:.2} ms, p95 {:.2} ms",
+        "latency", report.latency_p50_ms, report.latency_p95_ms
+    );
+    if let Some(first) = report.first_token_p50_ms {
+        let _ = write!(text, "; first token p50 {first:.2} ms");
+    }
     text
 }
 

@@ -181,3 +181,210 @@ fn run_file_reproduces_the_reported_metrics() {
         }
     }
 }
+
+/// The value at rank round(fraction · (n − 1)) of `sorted`, as the evaluator reports
+/// percentiles.
+fn percentile(sorted: &[f64], fraction: f64) -> f64 {
+    sorted[(fraction * (sorted.len() - 1) as f64).round() as usize]
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+fn sorted(mut values: Vec<f64>) -> Vec<f64> {
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+/// The `--per-query` lines of an evaluation that answered.
+fn answered_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// Checks that the report's `answers` summarises the per-query `answer` objects of `lines`.
+fn assert_answers_match_lines(answers: &serde_json::Value, lines: &[serde_json::Value]) {
+    let asked: Vec<(&serde_json::Value, &serde_json::Value)> = lines
+        .iter()
+        .filter_map(|line| Some((line, line.get("answer")?)))
+        .collect();
+    assert_eq!(answers["queries"], asked.len(), "{answers}");
+    let rate = |answerable: bool, counted: bool| {
+        let flags: Vec<f64> = asked
+            .iter()
+            .filter(|(line, _)| line["answerable"] == answerable)
+            .map(|(_, answer)| f64::from(u8::from(answer["refused"] == counted)))
+            .collect();
+        mean(&flags)
+    };
+    let field = |key: &str| -> Vec<f64> {
+        asked
+            .iter()
+            .filter_map(|(_, answer)| match &answer[key] {
+                serde_json::Value::Bool(flag) => Some(f64::from(u8::from(*flag))),
+                value => value.as_f64(),
+            })
+            .collect()
+    };
+    let close = |key: &str, expected: f64| {
+        let reported = answers[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key}: {answers}"));
+        assert!(
+            (reported - expected).abs() < 1e-9,
+            "{key}: reported {reported}, lines {expected}"
+        );
+    };
+    close("accuracy", mean(&field("correct")));
+    close("f1", mean(&field("f1")));
+    close("answer_rate", rate(true, false));
+    close("no_answer_refusal", rate(false, true));
+    let citations = field("citation_precision");
+    match citations.is_empty() {
+        true => assert!(answers.get("citation_precision").is_none(), "{answers}"),
+        false => close("citation_precision", mean(&citations)),
+    }
+    let lengths = sorted(
+        asked
+            .iter()
+            .filter(|(_, answer)| answer["refused"] == false)
+            .map(|(_, answer)| answer["length_chars"].as_f64().unwrap())
+            .collect(),
+    );
+    close("length_chars_median", percentile(&lengths, 0.5));
+    close("length_chars_p95", percentile(&lengths, 0.95));
+    let latencies = sorted(field("latency_ms"));
+    close("latency_p50_ms", percentile(&latencies, 0.5));
+    close("latency_p95_ms", percentile(&latencies, 0.95));
+    let first_tokens = sorted(field("first_token_ms"));
+    match first_tokens.is_empty() {
+        true => assert!(answers.get("first_token_p50_ms").is_none(), "{answers}"),
+        false => close("first_token_p50_ms", percentile(&first_tokens, 0.5)),
+    }
+}
+
+#[test]
+fn answer_metrics_agree_with_the_per_query_lines() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    run_json(&data, &["init", "--no-chat-model"]);
+    let per_query = work.path().join("per-query.jsonl");
+    let faq = sample_faq_dir();
+    let eval = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            faq.to_str().unwrap(),
+            "--answers",
+            "--pipeline",
+            "extractive",
+            "--per-query",
+            per_query.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run_json(&data, &args)
+    };
+
+    let report = eval(&[]);
+    let answers = &report["answers"];
+    assert_eq!(answers["pipeline"], "extractive", "{report}");
+    assert_eq!(answers["queries"], 60, "every query is answered or refused");
+    assert_eq!(answers["degraded"], 0, "{answers}");
+    for key in [
+        "accuracy",
+        "f1",
+        "answer_rate",
+        "no_answer_refusal",
+        "length_chars_median",
+        "length_chars_p95",
+        "latency_p50_ms",
+        "latency_p95_ms",
+    ] {
+        assert!(answers[key].is_number(), "{key} missing: {answers}");
+    }
+    let accuracy = answers["accuracy"].as_f64().unwrap();
+    assert!(
+        accuracy > 0.5,
+        "the best chunk mostly holds the answer: {answers}"
+    );
+    let lines = answered_lines(&per_query);
+    assert_eq!(lines.len(), 60);
+    assert_answers_match_lines(answers, &lines);
+    for line in &lines {
+        assert_eq!(
+            line["answer"]["refused"], line["refused"],
+            "an extractive answer refuses exactly when retrieval does: {line}"
+        );
+    }
+
+    let sampled = eval(&["--sample", "7"]);
+    let lines = answered_lines(&per_query);
+    assert_eq!(sampled["answers"]["queries"], 7, "{sampled}");
+    assert_eq!(sampled["queries"], 60, "retrieval still runs every query");
+    assert_answers_match_lines(&sampled["answers"], &lines);
+    let unanswerable = lines
+        .iter()
+        .filter(|line| line.get("answer").is_some() && line["answerable"] == false)
+        .count();
+    assert!(unanswerable >= 1, "the sample keeps unanswerable queries");
+
+    let text = run(
+        &data,
+        &[
+            "eval",
+            faq.to_str().unwrap(),
+            "--answers",
+            "--pipeline",
+            "extractive",
+            "--sample",
+            "3",
+        ],
+    );
+    let printed = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.status.success(),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
+    assert!(
+        printed.contains("answers (extractive): 3 queries") && printed.contains("accuracy"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn a_bad_answer_pass_fails_before_indexing_the_eval_set() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    run_json(&data, &["init", "--no-chat-model"]);
+    index(&data, &fixture_dir());
+    let documents = || run_json(&data, &["stats"])["documents"].clone();
+    let before = documents();
+    let faq = sample_faq_dir();
+    let faq = faq.to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["eval", faq, "--judge", "cheap"],
+            "no chat model named \"cheap\" in [llm.models]",
+        ),
+        (
+            vec!["eval", faq, "--answers", "--rerank"],
+            "--rerank needs a chat model",
+        ),
+        (vec!["eval", faq, "--sample", "3"], "--answers"),
+        (vec!["eval", faq, "--answers", "--sample", "0"], "--sample"),
+    ] {
+        let output = run(&data, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_eq!(
+            documents(),
+            before,
+            "{args:?} indexed the eval set before failing"
+        );
+    }
+}

@@ -483,4 +483,16 @@ fn eval_judges_answers_with_usage_and_cost() {
         "{report}"
     );
     assert!(report["ndcg@10"].is_number());
+    assert_eq!(
+        judge.requests().len(),
+        4,
+        "one answer and one judgement per query: the judge reads the answer pass's answers"
+    );
+    let answers = &report["answers"];
+    assert_eq!(answers["pipeline"], "basic", "{report}");
+    assert_eq!(answers["queries"], 2);
+    assert_eq!(
+        answers["accuracy"], 0.5,
+        "the scripted reply holds q1's 24 hours, not q2's 100 GB"
+    );
 }

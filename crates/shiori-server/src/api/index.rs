@@ -123,7 +123,8 @@ pub async fn eval(
     drop(engine);
     let body = state
         .write("eval", move |engine, progress| {
-            let mut run = engine.evaluate(&dataset, &retrieval, &Access::Everything, progress)?;
+            let mut run =
+                engine.evaluate(&dataset, &retrieval, &Access::Everything, None, progress)?;
             let shown = engine.shown_paths();
             run.report.dataset = shown.show(&run.report.dataset);
             Ok(EvalResponse {
