@@ -88,6 +88,10 @@ pub struct RelevanceSignals {
     pub agreement: f32,
     /// ln(1 + the question's length in characters).
     pub query_length: f32,
+    /// 1 when the question is written in Japanese, else 0: e5's cosines run higher between
+    /// Japanese texts than between English ones, so the calibrated cut moves with the language.
+    #[serde(default)]
+    pub japanese: f32,
 }
 
 /// Restricts retrieval to chunks whose metadata match. Every set field must match.

@@ -21,7 +21,7 @@ pub struct RefusalModel {
 }
 
 /// How many signals the model reads (the order of [`features`]).
-pub const FEATURES: usize = 6;
+pub const FEATURES: usize = 7;
 
 /// The calibrated models that ship in the binary.
 const MODELS: [&RefusalModel; 1] = [&E5_SMALL];
@@ -38,7 +38,7 @@ pub fn default_cosine(embedder: &str) -> f32 {
 
 /// The model's inputs in the order the fitting script reads them. `bm25_z` and `query_length`
 /// stay out: they did not transfer to a set the model was not fitted on (the script says how
-/// much).
+/// much). `japanese` moves the cut with the question's language, where e5's cosines sit higher.
 pub fn features(signals: &RelevanceSignals) -> [f32; FEATURES] {
     [
         signals.best_cosine,
@@ -47,6 +47,7 @@ pub fn features(signals: &RelevanceSignals) -> [f32; FEATURES] {
         signals.bm25_relative,
         signals.bm25_gap,
         signals.agreement,
+        signals.japanese,
     ]
 }
 
@@ -116,7 +117,7 @@ pub fn decide(
 fn describe(s: &RelevanceSignals) -> String {
     format!(
         "best cosine {:.3}, margin {:.3}, cosine z {:.2}, BM25 z {:.2}, BM25 over mean {:.2}, \
-         BM25 gap {:.2}, agreement {:.2}, query length {:.2}",
+         BM25 gap {:.2}, agreement {:.2}, query length {:.2}, Japanese {}",
         s.best_cosine,
         s.cosine_margin,
         s.cosine_z,
@@ -124,7 +125,8 @@ fn describe(s: &RelevanceSignals) -> String {
         s.bm25_relative,
         s.bm25_gap,
         s.agreement,
-        s.query_length
+        s.query_length,
+        s.japanese
     )
 }
 
@@ -144,6 +146,7 @@ mod tests {
             bm25_gap: m[4],
             agreement: m[5],
             query_length: 3.0,
+            japanese: m[6],
         }
     }
 

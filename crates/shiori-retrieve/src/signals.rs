@@ -1,6 +1,7 @@
 //! The relevance signals of one query, computed from the candidates both retrievers returned.
 
 use crate::fusion::Spread;
+use shiori_analysis::{detect_script, Script};
 use shiori_core::RelevanceSignals;
 
 /// How many candidates of each list the signals look at, whatever `[retrieval] candidates`
@@ -35,6 +36,11 @@ pub fn relevance_signals(
             .position(|(key, _)| *key == best_key)
             .map_or(0.0, |index| 1.0 / (index + 1) as f32),
         query_length: (1.0 + query.chars().count() as f32).ln(),
+        japanese: if detect_script(query) == Script::Japanese {
+            1.0
+        } else {
+            0.0
+        },
     })
 }
 
@@ -57,6 +63,16 @@ mod tests {
         assert!((signals.bm25_gap - 1.0 / 3.0).abs() < 1e-6);
         assert_eq!(signals.agreement, 0.5, "the dense best is BM25's second");
         assert!((signals.query_length - 4f32.ln()).abs() < 1e-6);
+        assert_eq!(signals.japanese, 0.0);
+    }
+
+    #[test]
+    fn a_japanese_question_is_marked_whatever_english_words_it_quotes() {
+        let dense = [(1, 0.9)];
+        let japanese = relevance_signals("VPNの接続先サーバーはどこですか？", &dense, &[]).unwrap();
+        assert_eq!(japanese.japanese, 1.0);
+        let english = relevance_signals("Where is the Kintai system?", &dense, &[]).unwrap();
+        assert_eq!(english.japanese, 0.0);
     }
 
     #[test]
