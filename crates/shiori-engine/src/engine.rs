@@ -359,6 +359,72 @@ impl Engine {
         Ok(self.store.file_paths(&filters)?)
     }
 
+    /// The chunks of the document `id` names, in store order, with shown paths; empty when there
+    /// is none `access` may read. `id` may be anything a hit shows of it: its document id (a
+    /// record's own, a page's `file#p3`, a file's path), a chunk id (`doc_id#index`), its source
+    /// (`faq.jsonl#L12`, `report.pdf p.3`), or a file's shown path (then every record, page or
+    /// sheet of the file).
+    pub fn document(&self, id: &str, access: &Access) -> Result<Vec<Chunk>, EngineError> {
+        if id.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        // A record's own id (`faq-009`), and its chunks' ids, name no file.
+        for doc_id in std::iter::once(id).chain(document_of_chunk_id(id)) {
+            let filters = Filters {
+                doc_ids: vec![doc_id.to_string()],
+                access: access.clone(),
+                ..Filters::default()
+            };
+            let keys = self.store.keys_matching(&filters)?;
+            if !keys.is_empty() {
+                return Ok(self.shown(self.store.chunks(&keys)?));
+            }
+        }
+        // Everything else starts with the file's shown path. A file outside every known folder
+        // is shown by its last components only, which do not lead back to its stored path, so
+        // the file is found among the files as shown.
+        let Some((file, shown)) = self
+            .files(access)?
+            .into_iter()
+            .map(|file| {
+                let shown = self.shown_paths.show(&file);
+                (file, shown)
+            })
+            .filter(|(_, shown)| names_a_part_of(id, shown))
+            .max_by_key(|(_, shown)| shown.len())
+        else {
+            return Ok(Vec::new());
+        };
+        let chunks = self.file_chunks(&file, access)?;
+        if shown == id {
+            return Ok(chunks);
+        }
+        let named: Vec<String> = chunks
+            .iter()
+            .filter(|chunk| {
+                [&chunk.doc_id, &chunk.source, &chunk.chunk_id]
+                    .iter()
+                    .any(|field| field.as_str() == id)
+            })
+            .map(|chunk| chunk.doc_id.clone())
+            .collect();
+        Ok(chunks
+            .into_iter()
+            .filter(|chunk| named.contains(&chunk.doc_id))
+            .collect())
+    }
+
+    /// `chunks` with shown paths.
+    fn shown(&self, chunks: Vec<(u64, Chunk)>) -> Vec<Chunk> {
+        chunks
+            .into_iter()
+            .map(|(_, mut chunk)| {
+                self.shown_paths.show_chunk(&mut chunk);
+                chunk
+            })
+            .collect()
+    }
+
     /// The chunks indexed from the file at the stored `path` (every record of a JSONL or CSV
     /// file, every page, slide or sheet of a PDF or Office file), in store order, with shown
     /// paths; only those `access` may read.
@@ -407,4 +473,57 @@ pub fn load_embedder(
         }
         EmbedderKind::Openai | EmbedderKind::Gemini => build_api_embedder(config, retry)?,
     })
+}
+
+/// Whether `id` is the file shown as `file`, or something of it: a document, chunk or source
+/// whose id goes on after the path with `#` (`#p3`, `#L12`, `#0`) or a space (` p.3`).
+fn names_a_part_of(id: &str, file: &str) -> bool {
+    id.strip_prefix(file)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['#', ' ']))
+}
+
+/// The document id in a chunk id (`doc_id#index`, as the chunkers write it), if `id` is one.
+fn document_of_chunk_id(id: &str) -> Option<&str> {
+    let (doc_id, index) = id.rsplit_once('#')?;
+    let is_index = !index.is_empty() && index.bytes().all(|byte| byte.is_ascii_digit());
+    (is_index && !doc_id.is_empty()).then_some(doc_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_that_go_on_after_a_file_name_a_part_of_it() {
+        for id in ["faq/a.jsonl", "faq/a.jsonl#L12", "r.pdf p.3", "r.pdf#p3#0"] {
+            let file = if id.starts_with("faq") {
+                "faq/a.jsonl"
+            } else {
+                "r.pdf"
+            };
+            assert!(names_a_part_of(id, file), "{id}");
+        }
+        for id in ["faq/a.jsonl.bak", "faq/a.json", "r.pdfx p.3"] {
+            assert!(
+                !names_a_part_of(id, "faq/a.jsonl") && !names_a_part_of(id, "r.pdf"),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_chunk_id_names_its_document() {
+        assert_eq!(document_of_chunk_id("faq-009#0"), Some("faq-009"));
+        assert_eq!(
+            document_of_chunk_id("report.pdf#p3#12"),
+            Some("report.pdf#p3")
+        );
+        for not_a_chunk_id in ["faq-009", "faq.jsonl#L12", "#3", "notes.md#", "a#1b"] {
+            assert_eq!(
+                document_of_chunk_id(not_a_chunk_id),
+                None,
+                "{not_a_chunk_id}"
+            );
+        }
+    }
 }

@@ -7,6 +7,7 @@ use crate::config::{
     WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
 use crate::EngineError;
+use serde::Serialize;
 use shiori_core::{
     ChatError, ChatModel, ChatRequest, ChatResponse, Embedder, Price, PriceTable, TokenSink,
     WebSearch,
@@ -184,6 +185,9 @@ pub fn answer_time_limit(config: &Config) -> Duration {
 /// The registry chat models `init` looks for, best first.
 const INSTALLED_CHAT_MODELS: [&str; 2] = ["qwen2.5-coder-0.5b", "smollm2"];
 
+/// The `[llm.models]` name `init` gives the local chat model it adopts.
+const ADOPTED_MODEL_NAME: &str = "local";
+
 /// Gives a configuration with no chat model the best local one installed in `home`, as
 /// `[llm.models.local]`, so a fresh data directory answers offline with a generated, cited
 /// answer. Returns the model's name, if one was added.
@@ -195,8 +199,58 @@ pub fn adopt_installed_chat_model(config: &mut Config, home: &ShioriHome) -> Opt
         .into_iter()
         .find(|name| home.chat_model_path(name).is_file())?;
     let model = ModelConfig::new(ProviderKind::Local, name);
-    config.llm.models.insert("local".to_string(), model);
+    config
+        .llm
+        .models
+        .insert(ADOPTED_MODEL_NAME.to_string(), model);
     Some(name)
+}
+
+/// What `init --no-chat-model` did to the configured chat models.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ChatModelsDropped {
+    /// The local model `init` had adopted and that is now removed.
+    pub removed: Option<String>,
+    /// The `[llm.models]` names left, configured by hand: their answers go on.
+    pub kept: Vec<String>,
+}
+
+/// Undoes [`adopt_installed_chat_model`]: removes `[llm.models.local]` when it is exactly the
+/// table `init` writes and no `[pipeline]` setting names it. A chat model configured by hand (a
+/// remote one, a local one with a path or settings of its own) is the user's and stays; it is
+/// listed in `kept` so the caller can say answers are not extractive yet.
+pub fn drop_adopted_chat_model(config: &mut Config) -> ChatModelsDropped {
+    let is_adopted = config
+        .llm
+        .models
+        .get(ADOPTED_MODEL_NAME)
+        .is_some_and(|model| {
+            INSTALLED_CHAT_MODELS
+                .iter()
+                .any(|name| *model == ModelConfig::new(ProviderKind::Local, name))
+        });
+    let pipeline = &config.pipeline;
+    let named_by_pipeline = [
+        &pipeline.answer_model,
+        &pipeline.grade_model,
+        &pipeline.query_model,
+        &pipeline.judge_model,
+        &pipeline.rerank_model,
+    ]
+    .into_iter()
+    .any(|name| name.as_deref() == Some(ADOPTED_MODEL_NAME));
+    let removed = match is_adopted && !named_by_pipeline {
+        true => config
+            .llm
+            .models
+            .remove(ADOPTED_MODEL_NAME)
+            .map(|model| model.model),
+        false => None,
+    };
+    ChatModelsDropped {
+        removed,
+        kept: config.llm.models.keys().cloned().collect(),
+    }
 }
 
 /// Builds one chat model from its `[llm.models.NAME]` table: one match arm per provider kind.
@@ -428,5 +482,40 @@ grade_model = "fast"
             error.contains("rag-fusion") && error.contains("fusion-crag"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn no_chat_model_removes_only_the_model_init_adopted() {
+        let config = |text: &str| -> Config { toml::from_str(text).unwrap() };
+        let adopted = "[llm.models.local]\nprovider = \"local\"\nmodel = \"qwen2.5-coder-0.5b\"\n";
+        let mut only_adopted = config(adopted);
+        assert_eq!(
+            drop_adopted_chat_model(&mut only_adopted),
+            ChatModelsDropped {
+                removed: Some("qwen2.5-coder-0.5b".into()),
+                kept: Vec::new()
+            }
+        );
+        assert!(only_adopted.llm.models.is_empty());
+
+        let remote = "[llm.models.cheap]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\n";
+        let mut beside_a_remote = config(&format!("{adopted}{remote}"));
+        let dropped = drop_adopted_chat_model(&mut beside_a_remote);
+        assert_eq!(dropped.removed.as_deref(), Some("qwen2.5-coder-0.5b"));
+        assert_eq!(dropped.kept, ["cheap"]);
+
+        for by_hand in [
+            remote.to_string(),
+            "[llm.models.local]\nprovider = \"local\"\nmodel = \"/models/mine.gguf\"\n".into(),
+            format!("{adopted}context_tokens = 8192\n"),
+            format!("[pipeline]\njudge_model = \"local\"\n{adopted}"),
+        ] {
+            let mut configured = config(&by_hand);
+            let before = configured.llm.models.clone();
+            let dropped = drop_adopted_chat_model(&mut configured);
+            assert_eq!(dropped.removed, None, "{by_hand}");
+            assert_eq!(configured.llm.models, before, "{by_hand}");
+            assert_eq!(dropped.kept.len(), 1, "{by_hand}");
+        }
     }
 }

@@ -28,7 +28,10 @@ pub use embedding::{EmbedAs, MAX_EMBED_CHARS, MAX_EMBED_INPUTS};
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
 pub use evaluation::{AnswerPass, AnswerRun, EvalRun};
-pub use generation::{adopt_installed_chat_model, answer_time_limit, build_chat_model, Generation};
+pub use generation::{
+    adopt_installed_chat_model, answer_time_limit, build_chat_model, drop_adopted_chat_model,
+    ChatModelsDropped, Generation,
+};
 pub use indexer::{groups_file, IndexFailure, IndexReport, IndexStages, Progress};
 pub use query::{check_query, check_retrieval, refusal_override, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};

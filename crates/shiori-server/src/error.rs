@@ -10,6 +10,12 @@ use thiserror::Error;
 pub enum ApiError {
     #[error("{0}")]
     BadRequest(String),
+    /// A bad field of an OpenAI request, named in the body's `param` as OpenAI's clients read it.
+    #[error("{param}: {message}")]
+    InvalidParameter {
+        param: &'static str,
+        message: String,
+    },
     /// The body is not JSON at all.
     #[error("malformed JSON: {0}")]
     MalformedJson(String),
@@ -48,7 +54,9 @@ pub enum ApiError {
 impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::BadRequest(_) | ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_)
+            | ApiError::InvalidParameter { .. }
+            | ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
             ApiError::InvalidBody(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -69,7 +77,7 @@ impl ApiError {
 
     pub fn code(&self) -> &'static str {
         match self {
-            ApiError::BadRequest(_) => "bad_request",
+            ApiError::BadRequest(_) | ApiError::InvalidParameter { .. } => "bad_request",
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::InvalidBody(_) => "invalid_body",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
@@ -102,9 +110,14 @@ impl ApiError {
     }
 
     /// The JSON body every error response carries (also the `error` event of a stream):
-    /// `code` and `message`, and `type` as OpenAI clients expect.
+    /// `code` and `message`, and `type` (and `param`, when one field is at fault) as OpenAI
+    /// clients expect.
     pub fn body(&self) -> serde_json::Value {
-        json!({"error": {"code": self.code(), "message": self.to_string(), "type": self.kind()}})
+        let mut body = json!({"error": {"code": self.code(), "message": self.to_string(), "type": self.kind()}});
+        if let ApiError::InvalidParameter { param, .. } = self {
+            body["error"]["param"] = json!(param);
+        }
+        body
     }
 }
 

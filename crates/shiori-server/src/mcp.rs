@@ -76,7 +76,8 @@ struct ListDocumentsArgs {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GetDocumentArgs {
-    /// A document id as `list_documents` or a search hit's `source` shows it.
+    /// A document as `list_documents` or a search hit shows it: a listed file, or a hit's
+    /// `doc_id`, `chunk_id` or `source`.
     id: String,
 }
 
@@ -106,7 +107,9 @@ impl McpHandler {
             ),
             tool::<GetDocumentArgs>(
                 "get_document",
-                "Read one indexed document by id: all its chunks, in order.",
+                "Read one indexed document: all its chunks, in order. The id is a file \
+                 list_documents lists (every record, page or sheet of it), or a search hit's \
+                 doc_id, chunk_id or source (that document).",
             ),
         ]
     }
@@ -214,8 +217,8 @@ impl McpHandler {
         .await??)
     }
 
-    /// The chunks of the indexed file shown as `id`; a 404 when there is none. The id is looked
-    /// up among the shown paths, since a path outside every known folder is not reversible.
+    /// The chunks of the document `id` names (see [`shiori_engine::Engine::document`]); a 404
+    /// when there is none.
     async fn document_chunks(
         &self,
         id: &str,
@@ -223,18 +226,8 @@ impl McpHandler {
     ) -> Result<Vec<shiori_core::Chunk>, ApiError> {
         let engine = self.state.engine();
         let wanted = id.to_string();
-        let chunks = tokio::task::spawn_blocking(move || {
-            let shown = engine.shown_paths();
-            match engine
-                .files(&access)?
-                .into_iter()
-                .find(|file| shown.show(file) == wanted)
-            {
-                Some(file) => engine.file_chunks(&file, &access),
-                None => Ok(Vec::new()),
-            }
-        })
-        .await??;
+        let chunks =
+            tokio::task::spawn_blocking(move || engine.document(&wanted, &access)).await??;
         if chunks.is_empty() {
             return Err(ApiError::NotFound(format!(
                 "id: no indexed document {id:?}; list_documents lists them"

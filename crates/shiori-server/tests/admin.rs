@@ -76,6 +76,7 @@ async fn stats_health_metrics_and_openapi() {
         ("/metrics", "get"),
         ("/v1/models", "get"),
         ("/v1/chat/completions", "post"),
+        ("/v1/completions", "post"),
         ("/v1/embeddings", "post"),
     ] {
         assert!(

@@ -128,25 +128,30 @@ pub fn run(mut session: Session<'_>, json: bool) -> Result<()> {
 
 fn print_answer(answer: &Answer, json: bool, streamed: bool) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string(answer)?);
+        output::line(serde_json::to_string(answer)?)?;
     } else if streamed {
-        println!("\n");
+        output::line("\n")?;
     } else {
-        println!("{}\n", answer.answer);
+        output::line(format_args!("{}\n", answer.answer))?;
     }
     Ok(())
 }
 
 fn print_sources(sources: &[TurnSource], json: bool) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string(sources)?);
+        output::line(serde_json::to_string(sources)?)?;
         return Ok(());
     }
     if sources.is_empty() {
-        println!("No sources yet.");
+        output::line("No sources yet.")?;
     }
     for (number, source) in sources.iter().enumerate() {
-        println!("[{}] {} — {}", number + 1, source.title, source.source);
+        output::line(format_args!(
+            "[{}] {} — {}",
+            number + 1,
+            source.title,
+            source.source
+        ))?;
     }
     Ok(())
 }

@@ -42,8 +42,11 @@ pub fn run(engine: &mut Engine, request: &IndexRequest<'_>) -> Result<()> {
     }
     eprintln!("watching {} target(s); Ctrl-C stops", targets.len());
     engine.watch(&targets, request.debounce, &bar, &mut |pass| {
-        print_pass(&pass, request.json);
-        ControlFlow::Continue(())
+        // Once stdout's reader is gone, no one is left to read the next pass's report.
+        match print_pass(&pass, request.json) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(_) => ControlFlow::Break(()),
+        }
     })?;
     Ok(())
 }
@@ -74,7 +77,7 @@ fn targets(engine: &Engine, request: &IndexRequest<'_>) -> Result<Vec<IndexTarge
     Ok(configured)
 }
 
-fn print_pass(pass: &WatchPass<'_>, json: bool) {
+fn print_pass(pass: &WatchPass<'_>, json: bool) -> std::io::Result<()> {
     let target = match pass.target {
         IndexTarget::Paths(paths) => paths
             .iter()
@@ -87,21 +90,20 @@ fn print_pass(pass: &WatchPass<'_>, json: bool) {
         Ok(report) => {
             let changed = report.files_indexed + report.files_removed + report.failures.len();
             if !pass.initial && changed == 0 {
-                return;
+                return Ok(());
             }
             if json {
-                let line = serde_json::json!({"target": target, "report": report});
-                println!("{line}");
+                output::line(serde_json::json!({"target": target, "report": report}))
             } else {
-                println!("{target}: {}", output::index_report(report));
+                output::line(format_args!("{target}: {}", output::index_report(report)))
             }
         }
         Err(error) => {
             if json {
-                let line = serde_json::json!({"target": target, "error": error.to_string()});
-                println!("{line}");
+                output::line(serde_json::json!({"target": target, "error": error.to_string()}))
             } else {
                 eprintln!("{target}: error: {error}");
+                Ok(())
             }
         }
     }

@@ -18,8 +18,8 @@ use cli::{
 };
 use shiori_core::{Access, EmbedError, Filters, RetrievalConfig};
 use shiori_engine::{
-    adopt_installed_chat_model, check_retrieval, init_store, migrate_store, refusal_override,
-    AnswerPass, Config, EmbedAs, Engine, EngineError, Keyring,
+    adopt_installed_chat_model, check_retrieval, drop_adopted_chat_model, init_store,
+    migrate_store, refusal_override, AnswerPass, Config, EmbedAs, Engine, EngineError, Keyring,
 };
 use shiori_models::assets::{self, ShioriHome};
 use shiori_models::Precision;
@@ -46,6 +46,10 @@ fn main() {
         .init();
     let cli = Cli::parse();
     if let Err(error) = run(&cli) {
+        // `shiori search … | head -1`: the reader took what it wanted, as `yes | head` does.
+        if output::is_broken_pipe(&error) {
+            std::process::exit(0);
+        }
         eprintln!("error: {error:#}");
         let code = match error.downcast_ref::<indexing::FilesFailed>() {
             Some(_) => indexing::FilesFailed::EXIT_CODE,
@@ -60,34 +64,36 @@ fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
         Command::Init { no_chat_model } => {
             let mut config = Config::load(&cli.data_dir)?;
-            let chat_model = if *no_chat_model {
-                None
+            let (chat_model, dropped) = if *no_chat_model {
+                (None, Some(drop_adopted_chat_model(&mut config)))
             } else {
-                adopt_installed_chat_model(&mut config, &home)
+                (adopt_installed_chat_model(&mut config, &home), None)
             };
             config.save(&cli.data_dir)?;
             let store = init_store(&config)?;
-            output::print(
-                cli.json,
-                &serde_json::json!({"data_dir": cli.data_dir, "store": store, "chat_model": chat_model}),
-                || {
-                    let answers = match chat_model {
-                        Some(name) => format!("; answers with the local model {name}"),
-                        None => String::new(),
-                    };
-                    let migrations = match store.schema_version {
-                        Some(version) => format!(
-                            "; database schema at version {version} ({} migration(s) applied)",
-                            store.migrations_applied.len()
-                        ),
-                        None => String::new(),
-                    };
-                    format!(
-                        "initialised {}{migrations}{answers}",
-                        cli.data_dir.display()
-                    )
-                },
-            )
+            let mut report = serde_json::json!({"data_dir": cli.data_dir, "store": store, "chat_model": chat_model});
+            if let Some(dropped) = &dropped {
+                report["removed_chat_model"] = serde_json::json!(dropped.removed);
+                report["kept_chat_models"] = serde_json::json!(dropped.kept);
+            }
+            output::print(cli.json, &report, || {
+                let answers = match (chat_model, &dropped) {
+                    (Some(name), _) => format!("; answers with the local model {name}"),
+                    (None, Some(dropped)) => output::dropped_chat_models(dropped),
+                    (None, None) => String::new(),
+                };
+                let migrations = match store.schema_version {
+                    Some(version) => format!(
+                        "; database schema at version {version} ({} migration(s) applied)",
+                        store.migrations_applied.len()
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "initialised {}{migrations}{answers}",
+                    cli.data_dir.display()
+                )
+            })
         }
         Command::Migrate { from, to } => {
             let config = Config::load(&cli.data_dir)?;
@@ -243,12 +249,9 @@ fn run(cli: &Cli) -> Result<()> {
                 )
             });
             if cli.json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&output::eval_json(&run, &sweep)?)?
-                );
+                output::line(serde_json::to_string_pretty(&output::eval_json(&run, &sweep)?)?)?;
             } else {
-                println!("{}", output::eval_text(&run, &config, &sweep));
+                output::line(output::eval_text(&run, &config, &sweep))?;
             }
             Ok(())
         }

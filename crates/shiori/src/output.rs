@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde::Serialize;
 use shiori_core::{Answer, Hit, RetrievalConfig};
-use shiori_engine::{AnswerEvent, EvalRun, IndexReport};
+use shiori_engine::{AnswerEvent, ChatModelsDropped, EvalRun, IndexReport};
 use shiori_eval::{AnswerReport, EvalReport, JudgeReport, SweepRow, TargetRow};
 use shiori_models::assets::AssetStatus;
 use shiori_store::StoreStats;
@@ -13,11 +13,28 @@ use std::io::Write as _;
 /// Prints `value` as JSON, or the text `render` makes.
 pub fn print<T: Serialize>(json: bool, value: &T, render: impl FnOnce() -> String) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(value)?);
+        line(serde_json::to_string_pretty(value)?)?;
     } else {
-        println!("{}", render());
+        line(render())?;
     }
     Ok(())
+}
+
+/// Writes `text` and a newline to stdout. Unlike `println!`, which panics, a reader that has
+/// closed the pipe (`shiori search … | head -1`) comes back as an error that `main` ends on quietly.
+pub fn line(text: impl std::fmt::Display) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()
+}
+
+/// Whether `error` is stdout's reader having gone away, which ends the command without a message.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// One vector a line, as a JSON array.
@@ -57,6 +74,25 @@ pub fn index_report(report: &IndexReport) -> String {
     text
 }
 
+/// What `init --no-chat-model` did, as the end of its line.
+pub fn dropped_chat_models(dropped: &ChatModelsDropped) -> String {
+    let mut text = match &dropped.removed {
+        Some(model) => format!("; removed the local chat model {model} init had adopted"),
+        None => String::new(),
+    };
+    if dropped.kept.is_empty() {
+        text.push_str("; answers are extractive");
+    } else {
+        let _ = write!(
+            text,
+            "; kept the chat model(s) configured by hand ([llm.models.{}]): remove them from \
+             shiori.toml for extractive answers",
+            dropped.kept.join("], [llm.models.")
+        );
+    }
+    text
+}
+
 pub fn hits(hits: &[Hit]) -> String {
     if hits.is_empty() {
         return "no results".to_string();
@@ -85,8 +121,9 @@ pub fn answer(answer: &Answer) -> String {
 /// Prints a piece of the answer as it arrives (`ask` on a terminal).
 pub fn print_token(event: AnswerEvent) {
     if let AnswerEvent::Token(text) = event {
-        print!("{text}");
-        let _ = std::io::stdout().flush();
+        // A closed stdout is reported by the answer's last line, which ends the command.
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "{text}").and_then(|()| out.flush());
     }
 }
 

@@ -77,6 +77,32 @@ fn the_basic_pipeline_answers_with_a_local_model_and_cites_a_real_source() {
     assert!(answer["usage"]["completion_tokens"].as_u64().unwrap() > 0);
 }
 
+/// llama.cpp warns on every load that Qwen's vocabulary needed repairs it then makes itself;
+/// that is a debug line, so an answer comes with no warning, and the line is there at debug.
+#[test]
+fn asking_a_local_model_prints_no_warning() {
+    let _alone = one_local_model_at_a_time();
+    let work = tempfile::tempdir().unwrap();
+    let data = local_model_data_dir(work.path(), "qwen2.5-coder-0.5b");
+    let ask = ["ask", QUESTION, "--pipeline", "basic", "--top-k", "2"];
+    for (log_filter, repairs_shown) in [(None, false), (Some("llama.cpp=debug"), true)] {
+        let mut command = command(&data);
+        command.args(ask).env_remove("SHIORI_LOG");
+        if let Some(filter) = log_filter {
+            command.env("SHIORI_LOG", filter);
+        }
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        assert!(!stderr.contains("WARN"), "{log_filter:?}: {stderr}");
+        assert_eq!(
+            stderr.contains("control-looking token"),
+            repairs_shown,
+            "{log_filter:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn the_agents_tool_calls_from_a_local_qwen_come_back_parsed_and_run() {
     let _alone = one_local_model_at_a_time();

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 
 #[test]
-fn the_official_openai_client_models_chats_streams_and_embeds() {
+fn the_official_openai_client_models_chats_completes_streams_and_embeds() {
     let work = tempfile::tempdir().unwrap();
     let data = indexed_faq(work.path());
     let mut serve = command(&data);

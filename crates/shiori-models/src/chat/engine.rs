@@ -10,8 +10,8 @@ use std::sync::{Mutex, OnceLock};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::{send_logs_to_tracing, LogOptions};
 
+use super::logs;
 use crate::ModelLoadError;
 
 /// llama.cpp's backend; its logs go to `tracing`.
@@ -19,7 +19,7 @@ pub fn backend() -> Result<&'static LlamaBackend, String> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
-            send_logs_to_tracing(LogOptions::default());
+            logs::forward_to_tracing();
             LlamaBackend::init().map_err(|e| format!("llama.cpp did not start: {e}"))
         })
         .as_ref()

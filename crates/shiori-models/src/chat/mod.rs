@@ -3,6 +3,7 @@
 //! held to their schema by grammar-constrained sampling.
 
 mod engine;
+mod logs;
 mod prompt;
 mod reply;
 mod session;

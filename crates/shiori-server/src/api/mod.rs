@@ -60,6 +60,7 @@ pub fn router(state: SharedState) -> Router {
         )
         .route("/v1/models", get(openai::models))
         .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/completions", post(openai::completions))
         .route("/v1/embeddings", post(openai::embeddings))
         .nest_service("/mcp", mcp_service(&state))
         .fallback(system::not_found)

@@ -1,6 +1,7 @@
 //! `POST /v1/chat/completions`: the last user message is the question; the answer's text (with
 //! its `[n]` markers) is the message content, and its sources, citations and refusal travel in
-//! the `shiori` extension of the message (whole) or of the last chunk (streamed).
+//! the `shiori` extension of the message (whole) or of the last chunk (streamed). `/v1/completions`
+//! answers through the same code in the legacy `text_completion` shape ([`Shape::Text`]).
 
 use super::{pipeline_of, unix_now};
 use crate::answering::{self, AnswerJob, Streamed};
@@ -32,9 +33,9 @@ pub struct ChatRequest {
 }
 
 #[derive(Debug, Default, Deserialize)]
-struct StreamOptions {
+pub(super) struct StreamOptions {
     #[serde(default)]
-    include_usage: bool,
+    pub(super) include_usage: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,18 +146,31 @@ pub async fn chat_completions(
         },
         reader,
     };
-    let completion = Completion {
-        id: format!("chatcmpl-{:016x}", fastrand::u64(..)),
-        created: unix_now(),
-        model: request.model.clone(),
-        question,
-    };
-    if !request.stream {
-        let answer = answering::answer(&state, job).await?;
+    let completion = Completion::new(Shape::Chat, request.model.clone(), question);
+    respond(
+        &state,
+        job,
+        completion,
+        request.stream,
+        request.stream_options.include_usage,
+    )
+    .await
+}
+
+/// Answers `job` and sends the answer in `completion`'s shape, whole or streamed.
+pub(super) async fn respond(
+    state: &SharedState,
+    job: AnswerJob,
+    completion: Completion,
+    stream: bool,
+    include_usage: bool,
+) -> Result<Response, ApiError> {
+    let engine = std::sync::Arc::clone(&job.engine);
+    if !stream {
+        let answer = answering::answer(state, job).await?;
         return Ok(Json(completion.whole(&answer, &engine)).into_response());
     }
-    let receiver = answering::answer_streamed(&state, job).await?;
-    let include_usage = request.stream_options.include_usage;
+    let receiver = answering::answer_streamed(state, job).await?;
     let mut streamed_text = false;
     let role = completion.chunk(json!({"role": "assistant", "content": ""}), None);
     let head = futures_util::stream::iter([data(&role)]);
@@ -180,8 +194,17 @@ pub async fn chat_completions(
         .into_response())
 }
 
+/// Which OpenAI API a completion answers in: chat completions (messages and deltas) or the
+/// legacy completions (`/v1/completions`, text only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    Chat,
+    Text,
+}
+
 /// What every object of one completion shares.
-struct Completion {
+pub(super) struct Completion {
+    shape: Shape,
     id: String,
     created: u64,
     model: String,
@@ -189,28 +212,75 @@ struct Completion {
 }
 
 impl Completion {
+    pub(super) fn new(shape: Shape, model: String, question: String) -> Self {
+        let prefix = match shape {
+            Shape::Chat => "chatcmpl",
+            Shape::Text => "cmpl",
+        };
+        Completion {
+            shape,
+            id: format!("{prefix}-{:016x}", fastrand::u64(..)),
+            created: unix_now(),
+            model,
+            question,
+        }
+    }
+
     fn whole(&self, answer: &Answer, engine: &Engine) -> Value {
+        let (object, choice) = match self.shape {
+            Shape::Chat => (
+                "chat.completion",
+                json!({
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer.answer, "shiori": extension(answer)},
+                    "finish_reason": "stop",
+                }),
+            ),
+            Shape::Text => (
+                "text_completion",
+                json!({
+                    "index": 0,
+                    "text": answer.answer,
+                    "logprobs": null,
+                    "finish_reason": "stop",
+                    "shiori": extension(answer),
+                }),
+            ),
+        };
         json!({
             "id": self.id,
-            "object": "chat.completion",
+            "object": object,
             "created": self.created,
             "model": self.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": answer.answer, "shiori": extension(answer)},
-                "finish_reason": "stop",
-            }],
+            "choices": [choice],
             "usage": self.usage(answer, engine),
         })
     }
 
+    /// One streamed chunk carrying `delta` (a chat delta: `role`, `content`); the legacy shape
+    /// has no deltas, so its chunk's `text` is the delta's `content`.
     fn chunk(&self, delta: Value, finish_reason: Option<&str>) -> Value {
+        let (object, choice) = match self.shape {
+            Shape::Chat => (
+                "chat.completion.chunk",
+                json!({"index": 0, "delta": delta, "finish_reason": finish_reason}),
+            ),
+            Shape::Text => (
+                "text_completion",
+                json!({
+                    "index": 0,
+                    "text": delta["content"].as_str().unwrap_or_default(),
+                    "logprobs": null,
+                    "finish_reason": finish_reason,
+                }),
+            ),
+        };
         json!({
             "id": self.id,
-            "object": "chat.completion.chunk",
+            "object": object,
             "created": self.created,
             "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            "choices": [choice],
         })
     }
 

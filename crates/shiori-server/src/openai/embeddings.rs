@@ -24,11 +24,29 @@ pub struct EmbeddingsRequest {
     input_type: EmbedAs,
 }
 
+/// `input` as sent; anything but text is kept whole so the error can say what was wrong.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Input {
     One(String),
     Many(Vec<String>),
+    Other(Value),
+}
+
+impl Input {
+    fn texts(self) -> Result<Vec<String>, ApiError> {
+        match self {
+            Input::One(text) => Ok(vec![text]),
+            Input::Many(texts) => Ok(texts),
+            Input::Other(value) if super::is_token_ids(&value) => {
+                Err(super::token_ids_unsupported("input"))
+            }
+            Input::Other(_) => Err(ApiError::InvalidParameter {
+                param: "input",
+                message: "must be a string or an array of strings".into(),
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -45,10 +63,7 @@ pub async fn embeddings(
     ApiJson(request): ApiJson<EmbeddingsRequest>,
 ) -> Result<Json<Value>, ApiError> {
     let engine = state.engine();
-    let texts = match request.input {
-        Input::One(text) => vec![text],
-        Input::Many(texts) => texts,
-    };
+    let texts = request.input.texts()?;
     let embed_as = request.input_type;
     let (vectors, tokens) = tokio::task::spawn_blocking({
         let engine = std::sync::Arc::clone(&engine);
@@ -111,5 +126,32 @@ mod tests {
         assert_eq!(many.input_type, EmbedAs::Query);
         let bad = json!({"input": "a", "encoding_format": "int8"});
         assert!(serde_json::from_value::<EmbeddingsRequest>(bad).is_err());
+    }
+
+    fn input_error(input: Value) -> Value {
+        let request: EmbeddingsRequest = serde_json::from_value(json!({"input": input})).unwrap();
+        let error = request.input.texts().unwrap_err();
+        assert_eq!(error.status(), 400, "{input}");
+        error.body()
+    }
+
+    #[test]
+    fn token_ids_and_other_inputs_get_a_clear_error_naming_input() {
+        for tokens in [json!([1, 2, 3]), json!([[1, 2, 3]])] {
+            let body = input_error(tokens.clone());
+            assert_eq!(body["error"]["param"], "input", "{tokens}");
+            let message = body["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("token-id input is not supported"),
+                "{message}"
+            );
+            assert!(message.contains("send the text"), "{message}");
+        }
+        let body = input_error(json!({"text": "a"}));
+        assert_eq!(body["error"]["param"], "input");
+        assert_eq!(
+            body["error"]["message"],
+            "input: must be a string or an array of strings"
+        );
     }
 }

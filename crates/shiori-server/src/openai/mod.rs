@@ -1,12 +1,14 @@
 //! The OpenAI-compatible face under `/v1`: models (one per answer pipeline), chat completions
-//! answered by the same `Engine::answer` as every other surface, and embeddings from the
-//! configured embedder. Errors keep the server's `{"error": {...}}` body, which carries OpenAI's
+//! and legacy completions answered by the same `Engine::answer` as every other surface, and
+//! embeddings from the configured embedder. Errors keep the server's `{"error": {...}}` body, which carries OpenAI's
 //! `message`, `type` and `code`.
 
 mod chat;
+mod completions;
 mod embeddings;
 
 pub use chat::chat_completions;
+pub use completions::completions;
 pub use embeddings::embeddings;
 
 use crate::error::ApiError;
@@ -49,6 +51,30 @@ fn pipeline_of(model: &str) -> Result<Option<PipelineKind>, ApiError> {
         })
 }
 
+/// Whether `value` is what OpenAI's APIs accept as pre-tokenised text: an array of token ids, or
+/// an array of such arrays.
+fn is_token_ids(value: &Value) -> bool {
+    let ids = |value: &Value| {
+        value
+            .as_array()
+            .is_some_and(|items| !items.is_empty() && items.iter().all(Value::is_u64))
+    };
+    ids(value)
+        || value
+            .as_array()
+            .is_some_and(|items| !items.is_empty() && items.iter().all(ids))
+}
+
+/// Token ids mean another model's tokenizer, so Shiori reads text only.
+fn token_ids_unsupported(param: &'static str) -> ApiError {
+    ApiError::InvalidParameter {
+        param,
+        message: "token-id input is not supported; send the text itself (a string or an array \
+                  of strings)"
+            .into(),
+    }
+}
+
 fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -58,6 +84,36 @@ fn unix_now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_ids_are_arrays_of_integers_or_of_such_arrays() {
+        for ids in [json!([1, 2, 3]), json!([[1, 2], [3]])] {
+            assert!(is_token_ids(&ids), "{ids}");
+        }
+        for text in [
+            json!("a"),
+            json!(["a"]),
+            json!([]),
+            json!([[]]),
+            json!([1.5]),
+            json!([1, "a"]),
+            json!([[1], "a"]),
+        ] {
+            assert!(!is_token_ids(&text), "{text}");
+        }
+    }
+
+    #[test]
+    fn token_ids_are_refused_naming_the_field() {
+        let body = token_ids_unsupported("input").body();
+        assert_eq!(body["error"]["param"], "input");
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("token-id input is not supported"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn model_names_pick_pipelines() {

@@ -34,6 +34,18 @@ async def check(session):
     assert "600 requests per minute" in text_of(found), text_of(found)
     print("ok: search", hits[0]["chunk"]["source"])
 
+    # Whatever search hands out names a document get_document reads: the record faq-009.
+    best = hits[0]["chunk"]
+    for field in ["doc_id", "chunk_id", "source"]:
+        read = await session.call_tool("get_document", {"id": best[field]})
+        assert not read.is_error, (field, best[field], text_of(read))
+        chunks = read.structured_content["chunks"]
+        assert {chunk["doc_id"] for chunk in chunks} == {"faq-009"}, (field, chunks)
+        assert "600 requests per minute" in text_of(read), (field, text_of(read))
+    missing = await session.call_tool("get_document", {"id": "faq-999"})
+    assert missing.is_error and "no indexed document" in text_of(missing), text_of(missing)
+    print("ok: get_document reads a hit by doc_id, chunk_id and source", best["source"])
+
     answered = await session.call_tool("ask", {"question": "パスワードを忘れてしまいました。再設定メールのリンクはどのくらい有効ですか？"})
     assert not answered.is_error and not answered.structured_content["refused"], text_of(answered)
     assert "30分" in text_of(answered) and "Sources:" in text_of(answered), text_of(answered)

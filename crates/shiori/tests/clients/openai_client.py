@@ -81,6 +81,35 @@ assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0, chunk
 assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
 print("ok: streamed", len(chunks), "chunks")
 
+# The legacy completions API (LlamaIndex's OpenAILike(is_chat_model=False)): the prompt is the
+# question, answered as the chat completions answer it.
+completion = client.completions.create(
+    model="shiori", prompt="What are the API rate limits on the Business plan?", max_tokens=64
+)
+choice = completion.choices[0]
+assert completion.object == "text_completion", completion
+assert "600 requests per minute" in choice.text, choice.text
+assert choice.finish_reason == "stop", choice
+assert choice.model_extra["shiori"]["sources"][0]["doc_id"] == "faq-009", choice.model_extra
+assert completion.usage.total_tokens > 0, completion.usage
+print("ok: completion from", choice.model_extra["shiori"]["sources"][0]["doc_id"])
+
+stream = client.completions.create(
+    model="shiori-extractive",
+    prompt=["How long is the verification link valid after I sign up?"],
+    stream=True,
+    stream_options={"include_usage": True},
+)
+chunks = list(stream)
+text = "".join(c.choices[0].text for c in chunks if c.choices)
+ending = [c.model_extra["shiori"] for c in chunks if c.model_extra.get("shiori")]
+assert all(c.object == "text_completion" for c in chunks), chunks
+assert text, chunks
+assert ending and ending[0]["answer"] == text and not ending[0]["refused"], (text, ending)
+assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0, chunks[-1]
+assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+print("ok: streamed completion in", len(chunks), "chunks")
+
 texts = ["Kumo Cloud backups run every night.", "請求書はいつ届きますか"]
 embedded = client.embeddings.create(model="shiori", input=texts)
 own = json.loads(
@@ -109,6 +138,7 @@ for call, expected in [
     (lambda: ask("q", model="gpt-4o"), openai.NotFoundError),
     (lambda: client.chat.completions.create(model="shiori", messages=[]), openai.BadRequestError),
     (lambda: client.embeddings.create(model="shiori", input=""), openai.BadRequestError),
+    (lambda: client.completions.create(model="shiori", prompt=["a", "b"]), openai.BadRequestError),
 ]:
     try:
         call()
@@ -116,6 +146,15 @@ for call, expected in [
     except expected as error:
         assert error.body["type"] and error.body["message"], error.body
 print("ok: bad requests get OpenAI error bodies")
+
+for tokens in [[1, 2, 3], [[1, 2, 3]]]:
+    try:
+        client.embeddings.create(model="shiori", input=tokens)
+        raise AssertionError(f"token ids {tokens} were accepted")
+    except openai.BadRequestError as error:
+        assert error.status_code == 400 and error.param == "input", error.body
+        assert "token-id input is not supported" in error.message, error.message
+print("ok: token-id input is a 400 naming input")
 
 wrong_key = OpenAI(base_url=base_url, api_key="wrong", max_retries=0)
 try:
