@@ -82,7 +82,9 @@ impl Run<'_, '_> {
         // were kept (and maybe shown), ends with what was kept; a sentence cut off is dropped.
         let out_of_time = self.listener.is_expired() && !checked.checker.kept.is_empty();
         let response = match outcome {
-            Err(ChatError::Cancelled { .. }) if checked.checker.stopped.is_some() || out_of_time => {
+            Err(ChatError::Cancelled { .. })
+                if checked.checker.stopped.is_some() || out_of_time =>
+            {
                 Default::default()
             }
             outcome => self.listener.cancelled_or(outcome)?,
@@ -146,7 +148,9 @@ impl Run<'_, '_> {
             return answer;
         }
         let why = match &checker.stopped {
-            Some(Stop::Unsupported(missing)) => format!("its first sentence states {missing}, which its sources do not"),
+            Some(Stop::Unsupported(missing)) => {
+                format!("its first sentence states {missing}, which its sources do not")
+            }
             _ => "its reply had no sentence a source supports".to_string(),
         };
         let mut answer = match quote(question, sources) {
@@ -188,9 +192,9 @@ impl Run<'_, '_> {
         }
         match &checker.stopped {
             Some(Stop::Refusal) => notes.push("the reply refused".to_string()),
-            Some(Stop::Unsupported(missing)) => {
-                notes.push(format!("stopped at a sentence stating {missing}, which its sources do not"))
-            }
+            Some(Stop::Unsupported(missing)) => notes.push(format!(
+                "stopped at a sentence stating {missing}, which its sources do not"
+            )),
             None => {}
         }
         self.trace.note(
@@ -311,7 +315,10 @@ mod tests {
 
     /// Answers `QUESTION` with `model`, returning the answer and the text streamed to the
     /// listener.
-    fn streamed(model: &dyn ChatModel, expired: Option<&AtomicBool>) -> (shiori_core::Answer, String) {
+    fn streamed(
+        model: &dyn ChatModel,
+        expired: Option<&AtomicBool>,
+    ) -> (shiori_core::Answer, String) {
         let corpus = corpus();
         let prices = PriceTable::default();
         let pipelines = one_model_pipelines(&corpus, model, &prices, PipelineParams::default());
@@ -355,7 +362,12 @@ mod tests {
             "stopped once the unsupported sentence was complete"
         );
         assert!(answer.degraded.is_none());
-        let check = answer.trace.steps.iter().find(|s| s.step == "check_citations").unwrap();
+        let check = answer
+            .trace
+            .steps
+            .iter()
+            .find(|s| s.step == "check_citations")
+            .unwrap();
         assert!(check.output.contains("the number 9000"), "{check:?}");
     }
 
@@ -363,11 +375,17 @@ mod tests {
     fn a_bare_citation_falls_back_to_the_quoted_sentences_and_says_so() {
         let (answer, shown) = streamed(&writing(&["[1]"]), None);
         assert!(!answer.refused);
-        assert!(answer.answer.contains("600 requests per minute"), "{answer:?}");
+        assert!(
+            answer.answer.contains("600 requests per minute"),
+            "{answer:?}"
+        );
         assert_eq!(shown, answer.answer);
         assert_eq!(answer.citations[0].quotes.len(), 2);
         let degraded = answer.degraded.unwrap_or_default();
-        assert!(degraded.contains("no sentence a source supports"), "{degraded}");
+        assert!(
+            degraded.contains("no sentence a source supports"),
+            "{degraded}"
+        );
     }
 
     #[test]
@@ -382,7 +400,11 @@ mod tests {
         let expired = AtomicBool::new(false);
         let model = Writing {
             expire: Some((&expired, 2)),
-            ..writing(&["Starter keys get 100 [1]. ", "Business keys", " get 600 [1]."])
+            ..writing(&[
+                "Starter keys get 100 [1]. ",
+                "Business keys",
+                " get 600 [1].",
+            ])
         };
         let (answer, shown) = streamed(&model, Some(&expired));
         assert_eq!(answer.answer, "Starter keys get 100 [1].");
@@ -394,7 +416,10 @@ mod tests {
             ..writing(&["Starter keys", " get 100 [1]."])
         };
         let (answer, shown) = streamed(&model, Some(&expired));
-        assert!(answer.answer.contains("100 requests per minute"), "{answer:?}");
+        assert!(
+            answer.answer.contains("100 requests per minute"),
+            "{answer:?}"
+        );
         assert_eq!(shown, answer.answer);
         let degraded = answer.degraded.unwrap_or_default();
         assert!(degraded.contains("ran out of time"), "{degraded}");

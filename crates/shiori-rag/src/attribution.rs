@@ -19,7 +19,8 @@ pub fn credit(sentence: &str, sources: &[Source]) -> Option<usize> {
         .enumerate()
         .map(|(i, source)| (i + 1, sentence_terms.intersection(&source).count()))
         .max_by_key(|&(number, shared)| (shared, std::cmp::Reverse(number)))?;
-    (shared >= MIN_SHARED_TERMS && shared as f32 >= MIN_SHARED_FRACTION * sentence_terms.len() as f32)
+    (shared >= MIN_SHARED_TERMS
+        && shared as f32 >= MIN_SHARED_FRACTION * sentence_terms.len() as f32)
         .then_some(number)
 }
 

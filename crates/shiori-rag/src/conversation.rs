@@ -5,9 +5,9 @@ use crate::budget::estimate_tokens;
 use crate::corpus::RagError;
 use crate::events::Listener;
 use crate::pipeline::{summary, Run};
-use crate::{prompts, PipelineKind, Pipelines};
 use crate::text::is_cjk;
 use crate::verify::numbers;
+use crate::{prompts, PipelineKind, Pipelines};
 use shiori_core::{Answer, ChatModel, Turn};
 use std::time::Instant;
 
@@ -322,7 +322,9 @@ mod tests {
             .unwrap();
         assert!(server.requests().is_empty());
         assert!(
-            answer.answer.contains("Starter plan keys are limited to 100 requests per minute."),
+            answer
+                .answer
+                .contains("Starter plan keys are limited to 100 requests per minute."),
             "{answer:?}"
         );
     }

@@ -84,6 +84,9 @@ mod tests {
             reason: String::new(),
         };
         assert!(refuses(&[], &relevant));
-        assert!(!refuses(&[crate::test_support::hit("good", 0.9)], &relevant));
+        assert!(!refuses(
+            &[crate::test_support::hit("good", 0.9)],
+            &relevant
+        ));
     }
 }

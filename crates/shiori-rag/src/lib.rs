@@ -20,10 +20,10 @@ mod pipeline;
 mod pipelines;
 mod prompts;
 mod sentences;
-mod text;
-mod verify;
 #[cfg(test)]
 mod test_support;
+mod text;
+mod verify;
 
 pub use citations::{check_citations, CheckedCitations};
 pub use conversation::recent_turns;

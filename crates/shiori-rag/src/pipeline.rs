@@ -9,8 +9,8 @@ use crate::{fuse, pipelines};
 use serde::{Deserialize, Serialize};
 use shiori_core::Retrieval;
 use shiori_core::{
-    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Hit, PriceTable, Source,
-    Timings, TokenReceiver, Trace, TraceStep, WebSearch,
+    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Hit, PriceTable, Source, Timings,
+    TokenReceiver, Trace, TraceStep, WebSearch,
 };
 use std::str::FromStr;
 use std::time::Instant;

@@ -111,7 +111,11 @@ mod tests {
     fn splits_english_at_stops_followed_by_space() {
         assert_eq!(
             sentences("Plans cost $29.50 per user. See example.com for more!  Done"),
-            ["Plans cost $29.50 per user.", "See example.com for more!", "Done"]
+            [
+                "Plans cost $29.50 per user.",
+                "See example.com for more!",
+                "Done"
+            ]
         );
     }
 
@@ -119,7 +123,11 @@ mod tests {
     fn splits_japanese_and_keeps_closing_quotes() {
         assert_eq!(
             sentences("梅雨は雨季の一種である。「入梅」と呼ぶ。」\n北海道には梅雨がない"),
-            ["梅雨は雨季の一種である。", "「入梅」と呼ぶ。」", "北海道には梅雨がない"]
+            [
+                "梅雨は雨季の一種である。",
+                "「入梅」と呼ぶ。」",
+                "北海道には梅雨がない"
+            ]
         );
     }
 

@@ -197,7 +197,10 @@ pub(crate) fn numbers(text: &str) -> Vec<String> {
     while let Some(c) = chars.next() {
         if let Some(digit) = plain_digit(c) {
             current.push(digit);
-        } else if c == ',' && !current.is_empty() && chars.peek().and_then(|&n| plain_digit(n)).is_some() {
+        } else if c == ','
+            && !current.is_empty()
+            && chars.peek().and_then(|&n| plain_digit(n)).is_some()
+        {
             continue;
         } else if !current.is_empty() {
             found.push(std::mem::take(&mut current));
@@ -297,11 +300,8 @@ mod tests {
     #[test]
     fn a_name_must_come_from_the_cited_source() {
         let sources = sources();
-        let checker = Checker::read_whole(
-            "Price?",
-            &sources,
-            "The plan costs $29 through Stripe [1].",
-        );
+        let checker =
+            Checker::read_whole("Price?", &sources, "The plan costs $29 through Stripe [1].");
         assert!(checker.kept.is_empty());
         assert_eq!(
             checker.stopped,
@@ -367,7 +367,8 @@ mod tests {
         assert_eq!(kept.kept, "10日です [1]。");
         let invented = Checker::read_whole("有給は何日？", &sources, "20日です [1]。");
         assert!(invented.kept.is_empty());
-        let katakana = Checker::read_whole("有給は何日？", &sources, "マイクロソフトでは10日 [1]。");
+        let katakana =
+            Checker::read_whole("有給は何日？", &sources, "マイクロソフトでは10日 [1]。");
         assert_eq!(
             katakana.stopped,
             Some(Stop::Unsupported("the name マイクロソフト".to_string()))

@@ -249,7 +249,9 @@ fn run(cli: &Cli) -> Result<()> {
                 )
             });
             if cli.json {
-                output::line(serde_json::to_string_pretty(&output::eval_json(&run, &sweep)?)?)?;
+                output::line(serde_json::to_string_pretty(&output::eval_json(
+                    &run, &sweep,
+                )?)?)?;
             } else {
                 output::line(output::eval_text(&run, &config, &sweep))?;
             }

@@ -105,6 +105,47 @@ fn answers_natural_english_questions_over_the_faq() {
     assert!(refused >= 0.8, "no-answer accuracy {refused}: {report}");
 }
 
+/// What a new user gets: `init` with the models `shiori models fetch` installed (the local chat
+/// model configured, the extractive answer the default), over samples/faq, the quickstart's
+/// three questions: short quoted answers with the right content, cited, and a refusal, without
+/// loading the chat model.
+#[test]
+fn the_quickstart_questions_with_init_defaults_are_answered_in_content() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    let init = run_json(&data, &["init"]);
+    assert!(
+        !init["chat_model"].is_null(),
+        "a local chat model is installed: {init}"
+    );
+    index(&data, &sample_faq_dir().join("documents.jsonl"));
+    for (question, expected) in [
+        ("有給休暇は何日もらえますか？", "10日"),
+        (
+            "How many API requests per minute does the Business plan allow?",
+            "600 requests per minute",
+        ),
+    ] {
+        let answer = run_json(&data, &["ask", question, "--top-k", "3"]);
+        let text = answer["answer"].as_str().unwrap();
+        assert_eq!(answer["refused"], false, "{answer}");
+        assert!(text.contains(expected) && text.ends_with("[1]"), "{text}");
+        assert!(text.chars().count() <= 300, "{text}");
+        assert_eq!(answer["trace"]["pipeline"], "extractive", "{answer}");
+        assert_eq!(
+            answer["usage"]["completion_tokens"], 0,
+            "no model ran: {answer}"
+        );
+        let quotes = &answer["citations"][0]["quotes"];
+        assert!(!quotes.as_array().unwrap().is_empty(), "{answer}");
+    }
+    let peru = run_json(
+        &data,
+        &["ask", "What is the capital of Peru?", "--top-k", "3"],
+    );
+    assert_eq!(peru["refused"], true, "{peru}");
+}
+
 /// trec_eval's view of a run: per query, the documents ordered by score (ties: larger id first),
 /// the first ten kept.
 fn trec_ranking(run: &str) -> std::collections::HashMap<String, Vec<String>> {

@@ -79,7 +79,11 @@ pub(crate) fn agentic(run: &mut Run, question: &str) -> Result<Answer, RagError>
             format!("step {step}: {} messages", messages.len()),
         )?;
         if reply.tool_calls.is_empty() {
-            return Ok(run.conclude(&with_tool_results(question, &messages), &reply.content, context));
+            return Ok(run.conclude(
+                &with_tool_results(question, &messages),
+                &reply.content,
+                context,
+            ));
         }
         messages.push(ChatMessage {
             role: Role::Assistant,

@@ -53,9 +53,11 @@ def follow_up(first, then):
     return completion.choices[0].message.model_extra["shiori"]
 
 
-# The earlier turns steer retrieval: the same follow-up lands on different documents.
+# The earlier turns steer retrieval: the same follow-up lands on different documents, and the
+# follow-up's own words pick what is quoted from them.
 rate = follow_up("What are the API rate limits on the Business plan?", "What about the Starter plan?")
 assert not rate["refused"] and rate["sources"][0]["doc_id"] == "faq-009", rate
+assert "100 requests per minute" in rate["answer"], rate["answer"]
 storage = follow_up("How much storage does a Business workspace include?", "What about the Starter plan?")
 assert not storage["refused"] and storage["sources"][0]["doc_id"] == "faq-011", storage
 print("ok: follow-ups answered from", rate["sources"][0]["doc_id"], "and", storage["sources"][0]["doc_id"])
