@@ -141,9 +141,22 @@ pub async fn answer_streamed(
     }
     let (running, permit, timer) = start(state, job).await?;
     let (sender, receiver) = mpsc::channel::<Streamed>(STREAM_BUFFER);
+    // A client that hangs up is heard at once, not at the next event sent: a checked answer
+    // sends nothing until a sentence is complete. The watcher lets its sender go once the
+    // answer has ended, so that the stream can end.
+    let hung_up = sender.clone();
+    let cancel = Arc::clone(&running.cancel);
+    let (ended, answer_ended) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = hung_up.closed() => cancel.store(true, Ordering::Relaxed),
+            _ = answer_ended => {}
+        }
+    });
     let state = Arc::clone(state);
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
+        let _ended = ended;
         let send = |streamed: Streamed| {
             if sender.blocking_send(streamed).is_err() {
                 running.cancel.store(true, Ordering::Relaxed);

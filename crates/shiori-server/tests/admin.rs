@@ -26,7 +26,7 @@ async fn stats_health_metrics_and_openapi() {
     for name in ["extractive", "basic", "crag", "fusion-crag", "reflective"] {
         assert!(pipelines.contains(&json!(name)), "{stats}");
     }
-    assert_eq!(stats["default_pipeline"], "basic", "{stats}");
+    assert_eq!(stats["default_pipeline"], "extractive", "{stats}");
     assert_eq!(stats["answer_model"], Value::Null, "no chat model: {stats}");
     assert_eq!(stats["last_reindex"]["ok"], true, "{stats}");
     assert_eq!(stats["reindex"]["running"], false);

@@ -230,29 +230,26 @@ fn the_local_models_tokens_stream_over_http_as_they_are_generated() {
         .map(|(_, _, at)| at)
         .collect();
     assert!(
-        tokens.len() >= 5,
+        tokens.len() >= 2,
         "{} token events: {events:?}",
         tokens.len()
     );
     let first = *tokens[0];
-    let last = *tokens[tokens.len() - 1];
-    // Generated one by one, the tokens arrive spread over the generation, not in one burst with
-    // the answer: most of them some time after the one before.
-    let spaced = tokens
-        .windows(2)
-        .filter(|pair| *pair[1] - *pair[0] >= Duration::from_millis(1))
-        .count();
+    // Checked sentences stream as the model finishes each: the first arrives while the model
+    // still writes, well before the answer is done.
     assert!(
-        spaced >= tokens.len() / 2 && last - first >= (*done_at - first) / 2,
-        "{spaced} of {} tokens spaced; first {first:?}, last {last:?}, done {done_at:?}",
-        tokens.len()
+        *done_at - first >= Duration::from_millis(100),
+        "first sentence at {first:?}, done at {done_at:?}"
     );
     let streamed: String = events
         .iter()
         .filter(|(name, _, _)| name == "token")
         .map(|(_, data, _)| data["text"].as_str().unwrap_or_default())
         .collect();
-    assert!(!streamed.trim().is_empty(), "{events:?}");
+    assert_eq!(
+        streamed, answer["answer"],
+        "the stream carries exactly the answer: {events:?}"
+    );
     assert!(
         answer["timings_ms"]["first_token_ms"].as_f64().is_some(),
         "{answer}"

@@ -491,8 +491,8 @@ fn eval_judges_answers_with_usage_and_cost() {
     let answers = &report["answers"];
     assert_eq!(answers["pipeline"], "basic", "{report}");
     assert_eq!(answers["queries"], 2);
-    assert_eq!(
-        answers["accuracy"], 0.5,
-        "the scripted reply holds q1's 24 hours, not q2's 100 GB"
-    );
+    // The scripted reply holds q1's 24 hours; for q2 its source states no 24, so the checker
+    // stops it and the sentence quoted from the source answers instead, saying so.
+    assert_eq!(answers["accuracy"], 1.0, "{report}");
+    assert_eq!(answers["degraded"], 1, "{report}");
 }

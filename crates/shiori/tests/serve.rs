@@ -161,7 +161,8 @@ fn the_cli_and_the_api_give_the_same_answers_through_a_chat_model() {
         }))
     });
     let config = format!(
-        "[llm.models.scripted]\nprovider = \"openai\"\nmodel = \"scripted\"\nbase_url = \"{}\"\n",
+        "[pipeline]\ndefault = \"basic\"\n\n[llm.models.scripted]\nprovider = \"openai\"\n\
+         model = \"scripted\"\nbase_url = \"{}\"\n",
         llm.url()
     );
     let work = tempfile::tempdir().unwrap();

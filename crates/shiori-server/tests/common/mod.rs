@@ -21,8 +21,8 @@ pub fn sample_faq_dir() -> PathBuf {
 
 /// A question of the fixture corpus, and the cited answer scripted models stream for it.
 pub const VPN_QUESTION: &str = "How do I connect to the office VPN?";
-pub const VPN_ANSWER: &str =
-    "Connect with the WireGuard profile from the IT portal before you start [1].";
+pub const VPN_ANSWER: &str = "Install the WireGuard client from the IT portal [1]. Then import \
+    the profile named kumo-office.conf and sign in with your company account [1].";
 
 /// `text` in the pieces a scripted model streams it in: word by word.
 pub fn word_pieces(text: &str) -> Vec<&str> {
@@ -105,12 +105,14 @@ impl TestServer {
     }
 
     /// Adds `[llm.models.scripted]`, a chat model of `provider` served at `base_url`, to
-    /// `shiori.toml`; the next write (a reindex) loads it.
+    /// `shiori.toml`, answering with it by default (`basic`); the next write (a reindex) loads
+    /// it.
     pub fn add_chat_model(&self, provider: &str, base_url: &str) {
         let config = self.data_dir().join("shiori.toml");
         let mut text = std::fs::read_to_string(&config).unwrap();
         text.push_str(&format!(
-            "\n[llm.models.scripted]\nprovider = {provider:?}\nmodel = \"scripted\"\nbase_url = {base_url:?}\n",
+            "\n[pipeline]\ndefault = \"basic\"\n\n[llm.models.scripted]\nprovider = {provider:?}\n\
+             model = \"scripted\"\nbase_url = {base_url:?}\n",
         ));
         std::fs::write(&config, text).unwrap();
     }
