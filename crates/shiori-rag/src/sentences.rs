@@ -54,13 +54,15 @@ pub(crate) fn extract(question: &str, sources: &[Source]) -> Option<Extracted> {
             .map(|term| weights.get(term.as_str()).copied().unwrap_or(0.0))
             .sum()
     };
+    let scores: Vec<(f64, f64)> = candidates
+        .iter()
+        .map(|candidate| (score(&newest, candidate), score(&all, candidate)))
+        .collect();
     let mut ranked: Vec<usize> = (0..candidates.len()).collect();
     // Stable: among equal scores the earlier sentence stays first.
     ranked.sort_by(|&a, &b| {
-        let (a, b) = (&candidates[a], &candidates[b]);
-        score(&newest, b)
-            .total_cmp(&score(&newest, a))
-            .then(score(&all, b).total_cmp(&score(&all, a)))
+        let ((a_newest, a_all), (b_newest, b_all)) = (scores[a], scores[b]);
+        b_newest.total_cmp(&a_newest).then(b_all.total_cmp(&a_all))
     });
     let mut chosen: Vec<usize> = Vec::new();
     let mut used = 0;

@@ -6,7 +6,7 @@
 //! a whole one at once, so a stream only ever carries sentences the final answer keeps.
 
 use crate::attribution::credit;
-use crate::citations::check_citations;
+use crate::citations::{check_citations, CheckedCitations};
 use crate::gate::is_refusal;
 use crate::text::sentence_ranges;
 use shiori_core::{Citation, Source};
@@ -110,9 +110,15 @@ impl<'s> Checker<'s> {
             self.stopped = Some(Stop::Unsupported(missing));
             return String::new();
         }
+        // Only a kept sentence's sources are the answer's citations.
+        for citation in checked.citations {
+            if !self.citations.iter().any(|c| c.number == citation.number) {
+                self.citations.push(citation);
+            }
+        }
         let shown = match self.kept.is_empty() {
-            true => checked,
-            false => format!(" {checked}"),
+            true => checked.answer,
+            false => format!(" {}", checked.answer),
         };
         self.kept.push_str(&shown);
         shown
@@ -120,7 +126,7 @@ impl<'s> Checker<'s> {
 
     /// The sentence with its markers checked, credited by shared words when it cites nothing;
     /// `None` when no source can be credited.
-    fn cite(&mut self, sentence: &str) -> Option<String> {
+    fn cite(&mut self, sentence: &str) -> Option<CheckedCitations> {
         let mut checked = check_citations(sentence, self.sources);
         for number in checked.fabricated.drain(..) {
             if !self.fabricated.contains(&number) {
@@ -132,20 +138,14 @@ impl<'s> Checker<'s> {
             self.attributed.push(number);
             checked = check_citations(&format!("{} [{number}]", checked.answer), self.sources);
         }
-        for citation in checked.citations {
-            if !self.citations.iter().any(|c| c.number == citation.number) {
-                self.citations.push(citation);
-            }
-        }
-        Some(checked.answer)
+        Some(checked)
     }
 
-    /// The first number or name of `sentence` that neither its cited sources nor the question
-    /// contain.
-    fn unsupported(&self, sentence: &str) -> Option<String> {
-        let cited = check_citations(sentence, self.sources);
+    /// The first number or name of the checked sentence that neither its cited sources nor the
+    /// question contain.
+    fn unsupported(&self, checked: &CheckedCitations) -> Option<String> {
         let mut support = self.question.to_lowercase();
-        for citation in &cited.citations {
+        for citation in &checked.citations {
             let source = &self.sources[citation.number - 1];
             support.push('\n');
             support.push_str(&source.title.to_lowercase());
@@ -153,7 +153,7 @@ impl<'s> Checker<'s> {
             support.push_str(&source.text.to_lowercase());
         }
         let support_numbers = numbers(&support);
-        let stated = check_citations(sentence, &[]).answer;
+        let stated = check_citations(&checked.answer, &[]).answer;
         if let Some(number) = numbers(&stated)
             .into_iter()
             .find(|n| !support_numbers.contains(n))
@@ -292,6 +292,11 @@ mod tests {
         );
         assert_eq!(checker.kept, "Business allows 600 requests per minute [2].");
         assert_eq!(
+            checker.citations.len(),
+            1,
+            "the stopped sentence's [2] is not counted twice"
+        );
+        assert_eq!(
             checker.stopped,
             Some(Stop::Unsupported("the number 5000".to_string()))
         );
@@ -306,6 +311,10 @@ mod tests {
         assert_eq!(
             checker.stopped,
             Some(Stop::Unsupported("the name Stripe".to_string()))
+        );
+        assert!(
+            checker.citations.is_empty(),
+            "a rejected sentence cites nothing"
         );
     }
 
