@@ -78,7 +78,7 @@ fn run(cli: &Cli) -> Result<()> {
             }
             output::print(cli.json, &report, || {
                 let answers = match (chat_model, &dropped) {
-                    (Some(name), _) => format!("; answers with the local model {name}"),
+                    (Some(name), _) => format!("; the local model {name} answers with --pipeline basic (the default quotes the sources)"),
                     (None, Some(dropped)) => output::dropped_chat_models(dropped),
                     (None, None) => String::new(),
                 };
