@@ -48,10 +48,47 @@ pub fn split_groups(groups: &str) -> impl Iterator<Item = &str> {
         .filter(|group| !group.is_empty())
 }
 
-/// The stored form of a set of groups: sorted, distinct, comma-separated.
+/// The one form groups are stored, configured and compared in: lowercase, so `HR` in a record
+/// and `hr` on a key name the same group instead of silently hiding the record.
+pub fn normal_group(group: &str) -> String {
+    group.trim().to_lowercase()
+}
+
+/// The stored form of a set of groups: normal, sorted, distinct, comma-separated.
 pub fn joined_groups<'a>(groups: impl IntoIterator<Item = &'a str>) -> String {
-    let distinct: BTreeSet<&str> = groups.into_iter().collect();
+    let distinct: BTreeSet<String> = groups.into_iter().map(normal_group).collect();
     distinct.into_iter().collect::<Vec<_>>().join(",")
+}
+
+/// What a document's groups are stored as when the layers that restrict it have no group in
+/// common: no key's group (a group name cannot hold `!`), so only readers of everything (admin
+/// keys, the machine's owner) read it.
+pub const NO_READER_GROUP: &str = "!none";
+
+/// The groups that may read a document, from each layer that may restrict it (its record, its
+/// file's `.NAME.groups`, its project), each in stored form; a missing or empty layer restricts
+/// nothing. A layer only ever narrows: a reader must be allowed by every restricting layer, so
+/// the result is the groups they all name, [`NO_READER_GROUP`] when they share none, and `None`
+/// (everyone) only when no layer restricts.
+pub fn narrowed_groups<'a>(layers: impl IntoIterator<Item = Option<&'a str>>) -> Option<String> {
+    let mut allowed: Option<BTreeSet<&str>> = None;
+    for layer in layers.into_iter().flatten() {
+        let named: BTreeSet<&str> = split_groups(layer).collect();
+        if named.is_empty() {
+            continue;
+        }
+        allowed = Some(match allowed {
+            None => named,
+            Some(allowed) => allowed.intersection(&named).copied().collect(),
+        });
+    }
+    allowed.map(|groups| {
+        if groups.is_empty() {
+            NO_READER_GROUP.to_string()
+        } else {
+            joined_groups(groups)
+        }
+    })
 }
 
 /// Why a group name cannot be used: it must be a plain word, since stores match it inside the
@@ -99,6 +136,37 @@ mod tests {
     fn stored_groups_are_sorted_and_distinct() {
         assert_eq!(joined_groups(["sales", "hr", "sales"]), "hr,sales");
         assert_eq!(joined_groups(split_groups("b; a b")), "a,b");
+    }
+
+    #[test]
+    fn groups_are_compared_in_lowercase() {
+        assert_eq!(joined_groups(split_groups("HR, Sales")), "hr,sales");
+        assert_eq!(normal_group(" Legal "), "legal");
+    }
+
+    #[test]
+    fn a_layer_only_narrows_what_the_others_allow() {
+        let project = Some("hr,legal");
+        assert_eq!(
+            narrowed_groups([Some(""), None, project]).as_deref(),
+            project
+        );
+        assert_eq!(
+            narrowed_groups([Some("hr"), None, project]).as_deref(),
+            Some("hr")
+        );
+        assert_eq!(
+            narrowed_groups([Some("sales"), None, project]).as_deref(),
+            Some(NO_READER_GROUP)
+        );
+        assert_eq!(
+            narrowed_groups([None, Some("hr"), Some("")]).as_deref(),
+            Some("hr")
+        );
+        assert_eq!(narrowed_groups([Some(""), None, None]), None);
+        assert!(!groups(&["sales", "hr"]).can_read(Some(NO_READER_GROUP)));
+        assert!(Access::Everything.can_read(Some(NO_READER_GROUP)));
+        assert!(check_group_name(NO_READER_GROUP).is_err());
     }
 
     #[test]

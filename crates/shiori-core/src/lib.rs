@@ -13,7 +13,10 @@ mod tool_text;
 mod trace;
 mod types;
 
-pub use access::{check_group_name, joined_groups, split_groups, Access, GROUPS_KEY};
+pub use access::{
+    check_group_name, joined_groups, narrowed_groups, normal_group, split_groups, Access,
+    GROUPS_KEY, NO_READER_GROUP,
+};
 pub use config::{
     ChunkerConfig, ChunkerKind, FusionKind, RetrievalConfig, RetrievalMode, TimeDecay,
 };

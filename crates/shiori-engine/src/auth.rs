@@ -6,7 +6,7 @@
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use shiori_core::{check_group_name, Access};
+use shiori_core::{check_group_name, normal_group, Access};
 use std::collections::BTreeSet;
 
 /// The variable whose value alone (without `[[auth.keys]]`) is one admin key.
@@ -84,7 +84,12 @@ impl KeyConfig {
             access: if self.admin {
                 Access::Everything
             } else {
-                Access::Groups(self.groups.iter().cloned().collect())
+                Access::Groups(
+                    self.groups
+                        .iter()
+                        .map(|group| normal_group(group))
+                        .collect(),
+                )
             },
             admin: self.admin,
         }

@@ -182,7 +182,7 @@ impl Engine {
         retrieval: &RetrievalConfig,
         filters: &Filters,
     ) -> Result<Retrieval, EngineError> {
-        let filters = self.shown_paths.stored_filters(filters);
+        let filters = self.shown_paths.stored_filters(filters)?;
         let mut retrieved = self.search_stored(query, retrieval, &filters)?;
         for hit in &mut retrieved.hits {
             self.shown_paths.show_chunk(&mut hit.chunk);
@@ -234,6 +234,23 @@ impl Engine {
         ))
     }
 
+    /// The filter errors every retrieval of an answer would meet, found before a pipeline runs
+    /// (a pipeline reports a failed retrieval without its cause): paths that are not shown
+    /// ones, and for two-stage search (which reads their related projects) unknown projects.
+    fn check_filters(
+        &self,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+    ) -> Result<(), EngineError> {
+        self.shown_paths.stored_filters(filters)?;
+        if retrieval.two_stage {
+            for project in &filters.projects {
+                self.config.project(project)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Ranks chunks for `query`, then reorders them with the configured LLM reranker.
     pub fn search_reranked(
         &self,
@@ -275,6 +292,7 @@ impl Engine {
         listener: &Listener<'_>,
     ) -> Result<Answer, EngineError> {
         check_query(question, retrieval)?;
+        self.check_filters(retrieval, filters)?;
         let history = match &options.conversation {
             Some(_) if !options.history.is_empty() => {
                 return Err(EngineError::Invalid(

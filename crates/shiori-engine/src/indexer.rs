@@ -2,8 +2,8 @@ use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
 use shiori_core::{
-    joined_groups, split_groups, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder, Filters,
-    GROUPS_KEY,
+    check_group_name, joined_groups, narrowed_groups, normal_group, split_groups, Chunk,
+    ChunkerConfig, ChunkerKind, Document, Embedder, Filters, GROUPS_KEY, NO_READER_GROUP,
 };
 use shiori_ingest::{
     chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, IngestFailure,
@@ -11,7 +11,7 @@ use shiori_ingest::{
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{ApplyReport, FileChange, FileRecord};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
@@ -91,11 +91,6 @@ impl ProjectStamp {
             }
         }
         metadata.insert(PROJECT_KEY.to_string(), self.name.clone());
-        if !self.groups.is_empty() {
-            metadata
-                .entry(GROUPS_KEY.to_string())
-                .or_insert_with(|| self.groups.clone());
-        }
     }
 }
 
@@ -140,6 +135,8 @@ pub struct IndexReport {
     /// Chunks whose vectors came with their records (JSONL's `vector`).
     pub chunks_imported: usize,
     pub failures: Vec<IndexFailure>,
+    /// Records indexed with fewer readers than their data named, and groups no key has.
+    pub warnings: Vec<IndexFailure>,
     pub elapsed_ms: f64,
     /// Where the time went.
     pub stages: IndexStages,
@@ -192,6 +189,7 @@ impl IndexReport {
         self.chunks_cached += other.chunks_cached;
         self.chunks_imported += other.chunks_imported;
         self.failures.extend(other.failures);
+        self.warnings.extend(other.warnings);
         self.elapsed_ms += other.elapsed_ms;
         self.stages.absorb(other.stages);
     }
@@ -230,6 +228,7 @@ struct ChangedFile {
     chunks: Vec<PendingChunk>,
     /// Records that failed inside an otherwise good file (a bad JSONL line, say).
     record_failures: Vec<IndexFailure>,
+    warnings: Vec<IndexFailure>,
 }
 
 impl Engine {
@@ -264,6 +263,16 @@ impl Engine {
             project: None,
         };
         self.index_scope(&scope, progress)
+    }
+
+    /// Every group a configured key reads, to report data naming others; `None` without keys,
+    /// when groups restrict nobody yet.
+    pub(crate) fn known_groups(&self) -> Option<BTreeSet<String>> {
+        let keys = &self.config.auth.keys;
+        (!keys.is_empty()).then(|| {
+            let named = keys.iter().flat_map(|key| &key.groups);
+            named.map(|group| normal_group(group)).collect()
+        })
     }
 
     /// The `[ingest]` walk settings, with a project's include and exclude globs on top.
@@ -341,6 +350,11 @@ impl Engine {
         self.store.commit()?;
         report.stages.commit_ms += ms(committing.elapsed());
         report.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        // A streamed file's part and slice each report its file's groups.
+        report
+            .warnings
+            .sort_by(|a, b| (&a.path, &a.reason).cmp(&(&b.path, &b.reason)));
+        report.warnings.dedup();
         Ok(report)
     }
 
@@ -415,10 +429,14 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let chunker = &self.config.chunker;
         let embedder = self.embedder.as_ref();
+        let known_groups = self.known_groups();
         let loading = Instant::now();
         let prepared: Vec<Result<Prepared, IndexFailure>> = batch
             .par_iter()
-            .map(|(file, record)| prepare(file, record.as_ref(), chunker, embedder, project))
+            .map(|(file, record)| {
+                let grouping = (project, known_groups.as_ref());
+                prepare(file, record.as_ref(), chunker, embedder, grouping)
+            })
             .collect();
         report.stages.load_ms += ms(loading.elapsed());
         let mut ready = Vec::new();
@@ -435,6 +453,7 @@ impl Engine {
         }
         for file in ready {
             report.failures.extend(file.record_failures);
+            report.warnings.extend(file.warnings);
             let chunks = self.embed_chunks(file.chunks, report, progress)?;
             report.files_indexed += 1;
             report.documents += file.documents.len();
@@ -531,7 +550,7 @@ fn prepare(
     record: Option<&FileRecord>,
     chunker: &shiori_core::ChunkerConfig,
     embedder: &dyn Embedder,
-    project: Option<&ProjectStamp>,
+    (project, known_groups): (Option<&ProjectStamp>, Option<&BTreeSet<String>>),
 ) -> Result<Prepared, IndexFailure> {
     let path = file.path.display().to_string();
     let failure = |reason: String| IndexFailure {
@@ -556,20 +575,37 @@ fn prepare(
     }
     let mut loaded = load_bytes(&file.path, bytes, file.modified)
         .map_err(|e| failure(without_path(&e.to_string(), &path)))?;
-    let (chunks, failures) =
-        chunk_loaded(&mut loaded, groups.as_deref(), project, chunker, embedder)
-            .map_err(failure)?;
+    let chunked = chunk_loaded(
+        &mut loaded,
+        groups.as_deref(),
+        project,
+        known_groups,
+        chunker,
+        embedder,
+    )
+    .map_err(failure)?;
     Ok(Prepared::Changed(ChangedFile {
         record: file_record,
         documents: loaded.documents,
-        chunks,
+        chunks: chunked.chunks,
         record_failures: loaded
             .record_failures
             .into_iter()
             .map(IndexFailure::from)
-            .chain(failures)
+            .chain(chunked.failures)
             .collect(),
+        warnings: chunked.warnings,
     }))
+}
+
+/// A loaded file cut into chunks, with what went wrong on the way.
+pub(crate) struct Chunked {
+    pub chunks: Vec<PendingChunk>,
+    /// Records that were not indexed.
+    pub failures: Vec<IndexFailure>,
+    /// Records indexed with fewer readers than their data asked for, or naming a group no key
+    /// has.
+    pub warnings: Vec<IndexFailure>,
 }
 
 /// Chunks loaded documents and gives them (and their chunks) the file's groups and project.
@@ -577,12 +613,16 @@ fn prepare(
 /// wrong size fails its record. An error fails the whole file.
 pub(crate) fn chunk_loaded(
     loaded: &mut LoadedFile,
-    groups: Option<&str>,
+    file_groups: Option<&str>,
     project: Option<&ProjectStamp>,
+    known_groups: Option<&BTreeSet<String>>,
     chunker: &ChunkerConfig,
     embedder: &dyn Embedder,
-) -> Result<(Vec<PendingChunk>, Vec<IndexFailure>), String> {
-    let failures = take_vectors_that_fit(loaded, embedder.dimension());
+) -> Result<Chunked, String> {
+    let mut failures = take_vectors_that_fit(loaded, embedder.dimension());
+    let project_groups = project.and_then(ProjectStamp::groups);
+    let grouping = narrow_groups(loaded, file_groups, project_groups, known_groups);
+    failures.extend(grouping.failures);
     let whole = ChunkerConfig {
         kind: ChunkerKind::Record,
         ..chunker.clone()
@@ -594,15 +634,6 @@ pub(crate) fn chunk_loaded(
         let pieces = chunk_document(document, config, Some(embedder)).map_err(|e| e.to_string())?;
         chunks.extend(pieces.into_iter().map(|chunk| (chunk, vector.clone())));
     }
-    // A record's own groups win over its file's, and those over its project's.
-    if let Some(groups) = groups {
-        let metadata = loaded.documents.iter_mut().map(|d| &mut d.metadata);
-        for metadata in metadata.chain(chunks.iter_mut().map(|(c, _)| &mut c.metadata)) {
-            metadata
-                .entry(GROUPS_KEY.to_string())
-                .or_insert_with(|| groups.to_string());
-        }
-    }
     // Stamped after chunking: the chunkers read the loader's `doc_type`.
     if let Some(project) = project {
         for document in &mut loaded.documents {
@@ -612,7 +643,99 @@ pub(crate) fn chunk_loaded(
             project.stamp(&mut chunk.metadata);
         }
     }
-    Ok((chunks, failures))
+    Ok(Chunked {
+        chunks,
+        failures,
+        warnings: grouping.warnings,
+    })
+}
+
+/// What [`narrow_groups`] found wrong.
+struct Grouping {
+    failures: Vec<IndexFailure>,
+    warnings: Vec<IndexFailure>,
+}
+
+/// Gives every document the groups its record, its file and its project all allow (see
+/// [`narrowed_groups`]): a record can narrow who reads it, never widen it. A record naming an
+/// invalid group fails (dropping the name could widen it); one narrowed below what it named, or
+/// naming a group no key has, is reported.
+fn narrow_groups(
+    loaded: &mut LoadedFile,
+    file_groups: Option<&str>,
+    project_groups: Option<&str>,
+    known_groups: Option<&BTreeSet<String>>,
+) -> Grouping {
+    let mut grouping = Grouping {
+        failures: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut rejected = HashSet::new();
+    if let (Some(file_groups), Some(first)) = (file_groups, loaded.documents.first()) {
+        let file = first.source.split('#').next().unwrap_or_default();
+        grouping
+            .warnings
+            .extend(
+                unknown_groups(file_groups, known_groups).map(|reason| IndexFailure {
+                    path: file.to_string(),
+                    reason: format!("{}: {reason}", GROUPS_FILE_FIELD),
+                }),
+            );
+    }
+    for document in &mut loaded.documents {
+        let own = document.metadata.remove(GROUPS_KEY);
+        let report = |reason: String| IndexFailure {
+            path: document.source.clone(),
+            reason: format!("record {:?}: {reason}", document.doc_id),
+        };
+        if let Some(invalid) = own
+            .iter()
+            .flat_map(|own| split_groups(own))
+            .find_map(|group| check_group_name(group).err())
+        {
+            grouping
+                .failures
+                .push(report(format!("`groups`: {invalid}")));
+            rejected.insert(document.doc_id.clone());
+            continue;
+        }
+        let own = own.filter(|own| !own.is_empty());
+        let allowed = narrowed_groups([own.as_deref(), file_groups, project_groups]);
+        if let (Some(own), Some(allowed)) = (&own, &allowed) {
+            if own != allowed {
+                grouping.warnings.push(report(format!(
+                    "`groups` {own:?} narrowed to {allowed:?}: a record may not widen what its \
+                     file or project allows"
+                )));
+            }
+            grouping
+                .warnings
+                .extend(unknown_groups(own, known_groups).map(&report));
+        }
+        if let Some(allowed) = allowed {
+            document.metadata.insert(GROUPS_KEY.to_string(), allowed);
+        }
+    }
+    loaded
+        .documents
+        .retain(|document| !rejected.contains(&document.doc_id));
+    grouping
+}
+
+/// How a warning names the groups a `.NAME.groups` file gives.
+const GROUPS_FILE_FIELD: &str = "its .groups file";
+
+/// A note for each group in `groups` that no configured key has (a typo reads as "nobody");
+/// nothing when `known` is `None` (no keys are configured).
+fn unknown_groups<'a>(
+    groups: &'a str,
+    known: Option<&'a BTreeSet<String>>,
+) -> impl Iterator<Item = String> + 'a {
+    split_groups(groups)
+        .filter(move |group| {
+            *group != NO_READER_GROUP && known.is_some_and(|known| !known.contains(*group))
+        })
+        .map(|group| format!("group {group:?} is not a group of any [[auth.keys]] entry"))
 }
 
 /// Normalises the vectors records brought (the indexes rank by inner product), and drops each
@@ -685,5 +808,71 @@ mod tests {
             "no doc_type of its own: the loader's stays"
         );
         assert_eq!(metadata["project"], "sora");
+    }
+
+    fn record(doc_id: &str, groups: Option<&str>) -> Document {
+        Document {
+            doc_id: doc_id.into(),
+            title: doc_id.into(),
+            source: format!("/data/hr/records.jsonl#L{}", doc_id.len()),
+            text: "Payroll.".into(),
+            modified: 0,
+            metadata: groups
+                .map(|groups| BTreeMap::from([(GROUPS_KEY.to_string(), groups.to_string())]))
+                .unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn records_only_narrow_their_file_and_project_groups() {
+        let mut loaded = LoadedFile {
+            documents: vec![
+                record("none", None),
+                record("empty", Some("")),
+                record("narrower", Some("hr")),
+                record("wider", Some("sales")),
+                record("invalid", Some("hr!")),
+                record("typo", Some("hr,hrr")),
+            ],
+            ..LoadedFile::default()
+        };
+        let known = BTreeSet::from(["hr", "legal", "sales"].map(String::from));
+        let grouping = narrow_groups(&mut loaded, None, Some("hr,legal"), Some(&known));
+        let groups: Vec<(&str, &str)> = loaded
+            .documents
+            .iter()
+            .map(|d| (d.doc_id.as_str(), d.metadata[GROUPS_KEY].as_str()))
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                ("none", "hr,legal"),
+                ("empty", "hr,legal"),
+                ("narrower", "hr"),
+                ("wider", NO_READER_GROUP),
+                ("typo", "hr"),
+            ]
+        );
+        assert_eq!(grouping.failures.len(), 1, "{:?}", grouping.failures);
+        assert!(grouping.failures[0].reason.contains("\"invalid\""));
+        let warnings: Vec<&str> = grouping
+            .warnings
+            .iter()
+            .map(|w| w.reason.as_str())
+            .collect();
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("\"wider\"") && warnings[0].contains("narrowed"));
+        assert!(warnings[2].contains("group \"hrr\""), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_file_without_a_project_gives_its_records_its_groups() {
+        let mut loaded = LoadedFile {
+            documents: vec![record("plain", None), record("wider", Some("sales"))],
+            ..LoadedFile::default()
+        };
+        narrow_groups(&mut loaded, Some("hr"), None, None);
+        assert_eq!(loaded.documents[0].metadata[GROUPS_KEY], "hr");
+        assert_eq!(loaded.documents[1].metadata[GROUPS_KEY], NO_READER_GROUP);
     }
 }

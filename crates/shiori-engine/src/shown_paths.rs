@@ -6,6 +6,7 @@
 //! rewritten, and filters written with shown paths are turned back into stored ones.
 
 use crate::indexer::IndexReport;
+use crate::EngineError;
 use shiori_core::{Chunk, Filters};
 use std::path::{Component, Path, PathBuf};
 
@@ -86,7 +87,7 @@ impl ShownPaths {
 
     /// An indexing report as shown: each failure names its file as shown.
     pub fn show_report(&self, report: &mut IndexReport) {
-        for failure in &mut report.failures {
+        for failure in report.failures.iter_mut().chain(&mut report.warnings) {
             failure.path = self.show(&failure.path);
             failure.reason = self.redact(&failure.reason);
         }
@@ -112,25 +113,37 @@ impl ShownPaths {
 
     /// `filters` with shown paths turned into stored ones: a relative `source_prefix` is taken
     /// from the folder it is shown from, and each document id is also looked for as a file.
-    pub fn stored_filters(&self, filters: &Filters) -> Filters {
-        let source_prefix = filters
-            .source_prefix
-            .as_ref()
-            .map(|prefix| self.stored_path(prefix));
-        let doc_ids = filters
-            .doc_ids
-            .iter()
-            .flat_map(|id| {
-                let stored = self.stored_path(id);
-                let also_stored = (stored != *id).then_some(stored);
-                std::iter::once(id.clone()).chain(also_stored)
-            })
-            .collect();
-        Filters {
+    /// Filters match shown paths only: an absolute `source_prefix` or document id is refused,
+    /// since whether it matched would tell a caller where the server keeps its files.
+    pub fn stored_filters(&self, filters: &Filters) -> Result<Filters, EngineError> {
+        let absolute = |field: &str, path: &str| {
+            EngineError::Invalid(format!(
+                "filters.{field}: {path:?} is an absolute path; give paths as results show them \
+                 (relative to the source root)"
+            ))
+        };
+        let source_prefix = match &filters.source_prefix {
+            Some(prefix) if Path::new(prefix).is_absolute() => {
+                return Err(absolute("source_prefix", prefix))
+            }
+            prefix => prefix.as_ref().map(|prefix| self.stored_path(prefix)),
+        };
+        let mut doc_ids = Vec::with_capacity(filters.doc_ids.len());
+        for id in &filters.doc_ids {
+            if Path::new(id).is_absolute() {
+                return Err(absolute("doc_ids", id));
+            }
+            let stored = self.stored_path(id);
+            doc_ids.push(id.clone());
+            if stored != *id {
+                doc_ids.push(stored);
+            }
+        }
+        Ok(Filters {
             source_prefix,
             doc_ids,
             ..filters.clone()
-        }
+        })
     }
 
     /// The stored form of a shown path: absolute ones stay; relative ones start from the outside
@@ -243,25 +256,45 @@ mod tests {
         let shown = shown();
         let filters = Filters {
             source_prefix: Some("./docs/".into()),
-            doc_ids: vec![
-                "a.md".into(),
-                "/abs/x.md".into(),
-                "contracts/2026/x.pdf".into(),
-            ],
+            doc_ids: vec!["a.md".into(), "contracts/2026/x.pdf".into()],
             ..Filters::default()
         };
-        let stored = shown.stored_filters(&filters);
+        let stored = shown.stored_filters(&filters).unwrap();
         assert_eq!(stored.source_prefix.as_deref(), Some("/srv/acme/docs/"));
         assert_eq!(
             stored.doc_ids,
             [
                 "a.md",
                 "/srv/acme/a.md",
-                "/abs/x.md",
                 "contracts/2026/x.pdf",
                 "/mnt/share/contracts/2026/x.pdf"
             ]
         );
+    }
+
+    #[test]
+    fn absolute_paths_in_filters_are_refused() {
+        let shown = shown();
+        for filters in [
+            Filters {
+                source_prefix: Some("/srv/acme/".into()),
+                ..Filters::default()
+            },
+            Filters {
+                source_prefix: Some("/elsewhere/".into()),
+                ..Filters::default()
+            },
+            Filters {
+                doc_ids: vec!["/srv/acme/a.md".into()],
+                ..Filters::default()
+            },
+        ] {
+            let refused = shown.stored_filters(&filters);
+            assert!(
+                matches!(&refused, Err(EngineError::Invalid(message)) if message.contains("absolute")),
+                "{refused:?}"
+            );
+        }
     }
 
     #[test]

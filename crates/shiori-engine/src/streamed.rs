@@ -121,15 +121,22 @@ impl Engine {
     ) -> Result<Option<PreparedPart>, EngineError> {
         let chunker = &self.config.chunker;
         let embedder = self.embedder.as_ref();
+        let known_groups = self.known_groups();
         report
             .failures
             .extend(part.record_failures.drain(..).map(IndexFailure::from));
         let pieces: Result<Vec<_>, String> = split_evenly(part)
             .into_par_iter()
             .map(|mut slice| {
-                let (chunks, failures) =
-                    chunk_loaded(&mut slice, groups, project, chunker, embedder)?;
-                Ok((slice.documents, chunks, failures))
+                let chunked = chunk_loaded(
+                    &mut slice,
+                    groups,
+                    project,
+                    known_groups.as_ref(),
+                    chunker,
+                    embedder,
+                )?;
+                Ok((slice.documents, chunked))
             })
             .collect();
         let pieces = match pieces {
@@ -144,10 +151,11 @@ impl Engine {
         };
         let mut documents = Vec::new();
         let mut chunks = Vec::new();
-        for (slice_documents, slice_chunks, failures) in pieces {
+        for (slice_documents, chunked) in pieces {
             documents.extend(slice_documents);
-            chunks.extend(slice_chunks);
-            report.failures.extend(failures);
+            chunks.extend(chunked.chunks);
+            report.failures.extend(chunked.failures);
+            report.warnings.extend(chunked.warnings);
         }
         report.documents += documents.len();
         let embedding = Instant::now();

@@ -2,7 +2,7 @@ use crate::refusal::decide;
 use crate::signals::{relevance_signals, SIGNAL_DEPTH};
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused, MissedScores};
 use shiori_core::{
-    Chunk, EmbedError, Embedder, Filters, FusionKind, Hit, Retrieval, RetrievalConfig,
+    Access, Chunk, EmbedError, Embedder, Filters, FusionKind, Hit, Retrieval, RetrievalConfig,
     RetrievalMode, RetrievalStages,
 };
 use shiori_store::{DocumentStore, StoreError};
@@ -81,7 +81,7 @@ impl Retriever<'_> {
                 },
             };
             let embed_ms = if retrievals.is_empty() { embed_ms } else { 0.0 };
-            let mut retrieval = self.rank(query, &vector, lists, embed_ms, config)?;
+            let mut retrieval = self.rank(query, &vector, lists, embed_ms, config, &filters.access)?;
             // Embedding and BM25 overlap, so what retrieval took is the wall time beyond the
             // embedding: the two still add up to the time the caller waited.
             retrieval.retrieve_ms = (elapsed_ms(stage_started) - embed_ms).max(0.0);
@@ -105,6 +105,7 @@ impl Retriever<'_> {
         lists: Lists,
         embed_ms: f64,
         config: &RetrievalConfig,
+        access: &Access,
     ) -> Result<Retrieval, RetrieveError> {
         let candidates = config.candidates.max(config.top_k);
         let Lists {
@@ -115,6 +116,7 @@ impl Retriever<'_> {
         let missed = match (config.mode, config.fusion) {
             (RetrievalMode::Hybrid, FusionKind::Normalised) => self.missed_scores(
                 query,
+                access,
                 vector,
                 [&dense, &bm25].map(|list| &list[..list.len().min(candidates)]),
                 &mut stages,
@@ -184,6 +186,7 @@ impl Retriever<'_> {
     fn missed_scores(
         &self,
         query: &str,
+        access: &Access,
         vector: &[f32],
         [dense, bm25]: [&[(u64, f32)]; 2],
         stages: &mut RetrievalStages,
@@ -191,7 +194,7 @@ impl Retriever<'_> {
         let (dense_scores, dense_ms) =
             timed(|| self.store.dense_scores(vector, &missed_by(dense, bm25)));
         let (bm25_scores, bm25_ms) =
-            timed(|| self.store.keyword_scores(query, &missed_by(bm25, dense)));
+            timed(|| self.store.keyword_scores(query, &missed_by(bm25, dense), access));
         stages.dense_ms += dense_ms;
         stages.bm25_ms += bm25_ms;
         Ok(MissedScores {

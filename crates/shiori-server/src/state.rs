@@ -5,6 +5,7 @@ use crate::ServerError;
 use arc_swap::ArcSwap;
 use serde::Serialize;
 use shiori_engine::{Engine, EngineError, Keyring};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
@@ -94,7 +95,35 @@ pub struct AppState {
     pub shutdown: tokio::sync::watch::Sender<bool>,
     pub options: ServerOptions,
     pub uploads_dir: PathBuf,
+    pub mcp_sessions: McpSessions,
     bound: OnceLock<SocketAddr>,
+}
+
+/// The key that opened each MCP session (`None`: the machine's owner, when no keys are set).
+#[derive(Default)]
+pub struct McpSessions(Mutex<HashMap<String, Option<String>>>);
+
+impl McpSessions {
+    pub fn open(&self, session: &str, key: Option<String>) {
+        if let Ok(mut sessions) = self.0.lock() {
+            sessions.insert(session.to_string(), key);
+        }
+    }
+
+    pub fn close(&self, session: &str) {
+        if let Ok(mut sessions) = self.0.lock() {
+            sessions.remove(session);
+        }
+    }
+
+    /// Whether `session` was opened by `key`; an unknown session belongs to nobody.
+    pub fn belongs_to(&self, session: &str, key: Option<&str>) -> bool {
+        self.0.lock().is_ok_and(|sessions| {
+            sessions
+                .get(session)
+                .is_some_and(|owner| owner.as_deref() == key)
+        })
+    }
 }
 
 impl AppState {
@@ -124,6 +153,7 @@ impl AppState {
             shutdown: tokio::sync::watch::Sender::new(false),
             options,
             uploads_dir,
+            mcp_sessions: McpSessions::default(),
             bound: OnceLock::new(),
         })
     }
@@ -173,7 +203,10 @@ impl AppState {
                         .duration_since(UNIX_EPOCH)
                         .map_or(0, |d| d.as_secs()),
                     ok: outcome.is_ok(),
-                    error: outcome.as_ref().err().map(ToString::to_string),
+                    error: outcome
+                        .as_ref()
+                        .err()
+                        .map(|error| state.engine().shown_paths().redact(&error.to_string())),
                     elapsed_ms,
                 });
             }
@@ -212,5 +245,24 @@ impl<'a> Running<'a> {
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.0.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_mcp_session_belongs_to_the_key_that_opened_it() {
+        let sessions = McpSessions::default();
+        sessions.open("s1", Some("hr".into()));
+        sessions.open("s2", None);
+        assert!(sessions.belongs_to("s1", Some("hr")));
+        assert!(!sessions.belongs_to("s1", Some("sales")));
+        assert!(!sessions.belongs_to("s1", None));
+        assert!(sessions.belongs_to("s2", None));
+        assert!(!sessions.belongs_to("unknown", None));
+        sessions.close("s1");
+        assert!(!sessions.belongs_to("s1", Some("hr")));
     }
 }

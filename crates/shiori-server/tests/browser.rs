@@ -2,7 +2,8 @@
 //! chromedriver: a conversation with a scripted chat model that streams its answer in paced
 //! pieces (the first tokens on screen before the last is sent), a follow-up, a refusal and a
 //! citation click; an upload, a reindex followed to its end with its failures listed, and the
-//! evaluation page. Screenshots go to `target/test-artifacts/`.
+//! evaluation page, all under the Content-Security-Policy the server sends (the browser refuses
+//! nothing). Screenshots go to `target/test-artifacts/`.
 
 mod common;
 
@@ -58,6 +59,7 @@ impl Driver {
         let profile = tempfile::tempdir().unwrap();
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
                 "args": [
@@ -100,6 +102,23 @@ impl Driver {
         let value: Value = response.json().await.unwrap();
         assert!(status.is_success(), "WebDriver {method} {path}: {value}");
         value["value"].clone()
+    }
+
+    /// Fails when the browser refused anything under the server's Content-Security-Policy
+    /// (an inline script or style, a foreign source): the page must work under the policy
+    /// every response carries.
+    async fn assert_no_policy_violations(&self) {
+        let entries = self.call("POST", "/se/log", json!({"type": "browser"})).await;
+        let refused: Vec<&Value> = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|entry| {
+                let message = entry["message"].as_str().unwrap_or_default();
+                message.contains("Content Security Policy")
+            })
+            .collect();
+        assert!(refused.is_empty(), "refused by the page's policy: {refused:?}");
     }
 
     async fn find(&self, css: &str) -> Option<String> {
@@ -408,6 +427,7 @@ async fn the_page_is_a_conversation_with_streamed_cited_answers_and_refusals() {
     assert_eq!(conversations.len(), 2, "{listed}");
     assert_eq!(conversations[1]["turns"], 4, "{listed}");
 
+    driver.assert_no_policy_violations().await;
     driver.call("DELETE", "", Value::Null).await;
 }
 
@@ -521,5 +541,6 @@ async fn the_page_uploads_follows_a_whole_reindex_with_its_failures_and_evaluate
     assert!(status.ends_with("refusal balanced"), "{status}");
     driver.screenshot("serve-eval.png").await;
 
+    driver.assert_no_policy_violations().await;
     driver.call("DELETE", "", Value::Null).await;
 }

@@ -5,6 +5,7 @@
 //! (processes or machines) may run at once; readers never wait. The schema is versioned and
 //! migrated by `shiori init`.
 
+mod bm25;
 mod conversations;
 mod filters;
 mod read;
@@ -17,12 +18,13 @@ mod write;
 pub use conversations::PostgresConversations;
 
 use postgres::{Client, GenericClient, NoTls};
-use shiori_core::{Chunk, Filters};
+use bm25::ReaderStatistics;
+use shiori_core::{Access, Chunk, Filters};
 use shiori_store::{
     ApplyReport, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions, StoreStats,
     StoredFile,
 };
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 use terms::Analyzers;
 use thiserror::Error;
@@ -151,6 +153,9 @@ pub struct PostgresStore {
     options: StoreOptions,
     analyzer_name: &'static str,
     hnsw: HnswParams,
+    /// Each set of readable groups' BM25 statistics, with the write generation they describe
+    /// (any process's write moves it on).
+    readers: Mutex<HashMap<BTreeSet<String>, (String, Option<ReaderStatistics>)>>,
 }
 
 impl PostgresStore {
@@ -206,11 +211,39 @@ impl PostgresStore {
             options,
             analyzer_name,
             hnsw,
+            readers: Mutex::new(HashMap::new()),
         }
     }
 
     fn client(&self) -> Result<MutexGuard<'_, Client>, PostgresError> {
         self.client.lock().map_err(|_| PostgresError::Poisoned)
+    }
+
+    /// The statistics BM25 scores the searches of a reader limited to `access` with: its own
+    /// when some chunk is hidden from it, so hidden chunks do not move its scores; computed
+    /// once per write generation and set of groups.
+    fn reader_statistics(
+        &self,
+        client: &mut Client,
+        access: &Access,
+    ) -> Result<Option<ReaderStatistics>, PostgresError> {
+        let Some(groups) = access.groups() else {
+            return Ok(None);
+        };
+        let generation = read::meta(client, write::GENERATION)?.unwrap_or_default();
+        let cache = || self.readers.lock().map_err(|_| PostgresError::Poisoned);
+        if let Some((computed_on, statistics)) = cache()?.get(groups) {
+            if *computed_on == generation {
+                return Ok(statistics.clone());
+            }
+        }
+        let only_access = Filters {
+            access: access.clone(),
+            ..Filters::default()
+        };
+        let statistics = ReaderStatistics::of(client, only_access)?;
+        cache()?.insert(groups.clone(), (generation, statistics.clone()));
+        Ok(statistics)
     }
 }
 
@@ -327,11 +360,14 @@ impl DocumentStore for PostgresStore {
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let terms = self.analyzers.query_terms(query);
-        Ok(read::keyword_search(
-            &mut *self.client()?,
+        let mut client = self.client()?;
+        let reader = self.reader_statistics(&mut client, &filters.access)?;
+        Ok(bm25::keyword_search(
+            &mut *client,
             &terms,
             k,
             filters,
+            reader.as_ref(),
         )?)
     }
 
@@ -344,9 +380,21 @@ impl DocumentStore for PostgresStore {
         )?)
     }
 
-    fn keyword_scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
+    fn keyword_scores(
+        &self,
+        query: &str,
+        keys: &[u64],
+        access: &Access,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
         let terms = self.analyzers.query_terms(query);
-        Ok(read::keyword_scores(&mut *self.client()?, &terms, keys)?)
+        let mut client = self.client()?;
+        let reader = self.reader_statistics(&mut client, access)?;
+        Ok(bm25::keyword_scores(
+            &mut *client,
+            &terms,
+            keys,
+            reader.as_ref(),
+        )?)
     }
 
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
@@ -381,6 +429,7 @@ impl DocumentStore for PostgresStore {
                 "pgvector-hnsw (m={}, ef_construction={}, ef_search={})",
                 self.hnsw.m, self.hnsw.ef_construction, self.hnsw.ef_search
             ),
+            last_rebuild: None,
         })
     }
 }

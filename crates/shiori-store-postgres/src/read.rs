@@ -1,4 +1,4 @@
-//! Queries: file records, chunks, filters, and the dense and BM25 searches.
+//! Queries: file records, chunks, filters, and the dense search.
 
 use crate::filters::{self, Param};
 use crate::PostgresError;
@@ -7,10 +7,6 @@ use postgres::{GenericClient, Row};
 use shiori_core::{Chunk, Document, Filters};
 use shiori_store::{FileRecord, StoredFile};
 use std::collections::HashMap;
-
-/// BM25 parameters, as tantivy's.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
 
 pub(crate) fn count(client: &mut impl GenericClient, table: &str) -> Result<u64, PostgresError> {
     let sql = format!("SELECT COUNT(*) FROM {table}");
@@ -280,103 +276,6 @@ pub(crate) fn dense_scores(
         .query(&sql, &[&Vector::from(query.to_vec()), &wanted])?
         .iter()
         .map(|row| (row.get::<_, i64>(0) as u64, 1.0 - row.get::<_, f32>(1)))
-        .collect())
-}
-
-/// BM25 as tantivy computes it — `idf · (k1 + 1) · tf / (tf + k1 · (1 − b + b · len / avglen))`
-/// with `idf = ln(1 + (N − df + 0.5) / (df + 0.5))`, summed over the query's terms in every
-/// field, the bigram field at its boost. `weights` is materialised so that each term's document
-/// frequency is counted once, not once per posting (10× faster on JSQuAD).
-pub(crate) fn keyword_search(
-    client: &mut impl GenericClient,
-    terms: &[(i16, String, f32)],
-    k: usize,
-    filters: &Filters,
-) -> Result<Vec<(u64, f32)>, PostgresError> {
-    if k == 0 || terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut params = term_params(terms);
-    params.push(Box::new(k as i64));
-    let filtered = !filters.is_empty();
-    let condition = filters::condition(filters, &mut params);
-    let join = if filtered {
-        format!("JOIN chunks c ON c.key = t.key WHERE {condition}")
-    } else {
-        String::new()
-    };
-    let sql = bm25_sql(&join, "ORDER BY score DESC, t.key LIMIT $4");
-    scored_keys(client, &sql, &params)
-}
-
-/// The BM25 score [`keyword_search`] gives each of `keys` that a term matches: the same sums,
-/// over those chunks' terms only.
-pub(crate) fn keyword_scores(
-    client: &mut impl GenericClient,
-    terms: &[(i16, String, f32)],
-    keys: &[u64],
-) -> Result<Vec<(u64, f32)>, PostgresError> {
-    if keys.is_empty() || terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut params = term_params(terms);
-    params.push(Box::new(
-        keys.iter().map(|key| *key as i64).collect::<Vec<i64>>(),
-    ));
-    let sql = bm25_sql("WHERE t.key = ANY($4)", "");
-    scored_keys(client, &sql, &params)
-}
-
-/// The query's terms as the parameters `$1` (fields), `$2` (terms) and `$3` (boosts).
-fn term_params(terms: &[(i16, String, f32)]) -> Vec<Param> {
-    let fields: Vec<i16> = terms.iter().map(|t| t.0).collect();
-    let words: Vec<String> = terms.iter().map(|t| t.1.clone()).collect();
-    let boosts: Vec<f64> = terms.iter().map(|t| f64::from(t.2)).collect();
-    vec![Box::new(fields), Box::new(words), Box::new(boosts)]
-}
-
-/// Each chunk's BM25 score for the terms in `$1`–`$3`, over the term rows `restriction` keeps,
-/// then `order`.
-fn bm25_sql(restriction: &str, order: &str) -> String {
-    format!(
-        "WITH q AS (
-             SELECT * FROM unnest($1::SMALLINT[], $2::TEXT[], $3::FLOAT8[]) AS q(field, term, boost)
-         ),
-         weights AS MATERIALIZED (
-             SELECT q.field, q.term,
-                    q.boost * ({k1} + 1) * ln(1 + (s.chunks - d.df + 0.5) / (d.df + 0.5)) AS weight,
-                    s.total_length::FLOAT8 / GREATEST(s.chunks, 1) AS average_length
-             FROM q
-             JOIN keyword_stats s ON s.field = q.field
-             CROSS JOIN LATERAL (
-                 SELECT COUNT(*)::FLOAT8 AS df FROM chunk_terms t
-                 WHERE t.field = q.field AND t.term = q.term
-             ) d
-             WHERE d.df > 0
-         )
-         SELECT t.key, SUM(
-                    w.weight * t.tf
-                    / (t.tf + {k1} * (1 - {b} + {b} * t.length / GREATEST(w.average_length, 1e-9)))
-                )::REAL AS score
-         FROM weights w
-         JOIN chunk_terms t ON t.field = w.field AND t.term = w.term
-         {restriction}
-         GROUP BY t.key
-         {order}",
-        k1 = K1,
-        b = B,
-    )
-}
-
-fn scored_keys(
-    client: &mut impl GenericClient,
-    sql: &str,
-    params: &[Param],
-) -> Result<Vec<(u64, f32)>, PostgresError> {
-    Ok(client
-        .query(sql, &filters::refs(params))?
-        .iter()
-        .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, f32>(1)))
         .collect())
 }
 

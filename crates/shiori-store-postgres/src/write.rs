@@ -13,6 +13,10 @@ const CHUNKS_PER_INSERT: usize = 500;
 /// Term rows per multi-row insert.
 const TERMS_PER_INSERT: usize = 50_000;
 
+/// The `shiori_meta` key whose value every write moves on, so readers know their cached
+/// statistics are stale.
+pub(crate) const GENERATION: &str = "write_generation";
+
 pub(crate) fn set_meta(
     client: &mut impl GenericClient,
     key: &str,
@@ -158,6 +162,11 @@ pub(crate) fn apply(
             )?;
         }
     }
+    transaction.execute(
+        "INSERT INTO shiori_meta (key, value) VALUES ($1, '1')
+         ON CONFLICT (key) DO UPDATE SET value = (shiori_meta.value::BIGINT + 1)::TEXT",
+        &[&GENERATION],
+    )?;
     transaction.commit()?;
     // BM25 terms and the HNSW index are written inside the same statements.
     report.timings.tables = started.elapsed();

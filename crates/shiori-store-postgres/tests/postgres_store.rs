@@ -2,7 +2,7 @@
 //! content hash, dense and BM25 search with filters in SQL, migration round trips, re-embedding.
 
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{Chunk, Document, Filters};
+use shiori_core::{Access, Chunk, Document, Filters};
 use shiori_store::{
     reembed, ConversationStore, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions,
 };
@@ -307,9 +307,9 @@ fn scores_of_keys_are_what_search_gives_them() {
         assert_eq!(hits.len(), 12, "{text}: the zebu matches no term");
         let zebu_key = store.keyword_search("zebu", 1, &everything).unwrap()[0].0;
         let keys = keys_and(&hits, zebu_key);
-        same_scores(&hits, store.keyword_scores(text, &keys).unwrap(), text);
+        same_scores(&hits, store.keyword_scores(text, &keys, &Access::Everything).unwrap(), text);
     }
-    assert!(store.keyword_scores("Rust", &[]).unwrap().is_empty());
+    assert!(store.keyword_scores("Rust", &[], &Access::Everything).unwrap().is_empty());
 }
 
 #[test]
@@ -405,4 +405,18 @@ fn reads_stay_in_the_readers_groups() {
         let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
         access_checks::check_reads_stay_in_groups(&mut store, seed);
     }
+}
+
+#[test]
+fn hidden_chunks_do_not_move_a_readers_bm25_scores() {
+    let server = started();
+    let url = server.create_database("statistics").unwrap();
+    let postgres = PostgresOptions {
+        url,
+        password: None,
+        hnsw: HnswParams::default(),
+    };
+    migrate(&postgres).unwrap();
+    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    access_checks::check_hidden_chunks_do_not_move_a_readers_scores(&mut store);
 }

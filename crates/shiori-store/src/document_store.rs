@@ -2,7 +2,7 @@
 //! migration ask of a store, whether it is the embedded one or a database server.
 
 use crate::{ApplyReport, FileChange, FileRecord, StoreError, StoreStats};
-use shiori_core::{Chunk, Document, Filters};
+use shiori_core::{Access, Chunk, Document, Filters};
 use std::collections::HashMap;
 
 /// A file as stored, with its documents and its chunks' vectors: what moves between backends
@@ -72,9 +72,15 @@ pub trait DocumentStore: Send + Sync {
     /// left out.
     fn dense_scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError>;
     /// The BM25 score [`keyword_search`](Self::keyword_search) gives each of `keys` for
-    /// `query`, for fusion to score a candidate the keyword search did not return. Keys that
-    /// match no term of the query (their score is 0) and keys no longer stored are left out.
-    fn keyword_scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError>;
+    /// `query` in a search as `access`, for fusion to score a candidate the keyword search did
+    /// not return. Keys that match no term of the query (their score is 0) and keys no longer
+    /// stored are left out.
+    fn keyword_scores(
+        &self,
+        query: &str,
+        keys: &[u64],
+        access: &Access,
+    ) -> Result<Vec<(u64, f32)>, StoreError>;
     /// `(key, content_hash, embedding input)` of every chunk, for re-embedding.
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError>;
     /// Swaps in new vectors for every chunk at once and adopts the configured embedder.

@@ -24,7 +24,8 @@ use shiori_core::{AllowedKeys, IndexError, KeywordIndex};
 use tantivy::collector::{DocSetCollector, FilterCollector, TopDocs};
 use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::EnableScoring;
+use crate::reader_statistics::ReaderStatistics;
+use tantivy::query::{Bm25StatisticsProvider, EnableScoring};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED,
@@ -79,7 +80,7 @@ pub struct TantivyKeywordIndex {
     was_reset: bool,
 }
 
-fn backend(error: tantivy::TantivyError) -> IndexError {
+pub(crate) fn backend(error: tantivy::TantivyError) -> IndexError {
     IndexError::Backend(error.to_string())
 }
 
@@ -197,6 +198,20 @@ impl TantivyKeywordIndex {
         self.was_reset
     }
 
+    /// The index files whose content no longer matches the checksum tantivy wrote in their
+    /// footer at commit (bytes changed on disk), by name.
+    pub fn damaged_files(&self) -> Result<Vec<String>, IndexError> {
+        let mut damaged: Vec<String> = self
+            .index
+            .validate_checksum()
+            .map_err(backend)?
+            .into_iter()
+            .map(|path| path.display().to_string())
+            .collect();
+        damaged.sort();
+        Ok(damaged)
+    }
+
     /// Drops every chunk, including changes not yet persisted; like every change, visible to
     /// searches after [`persist`](KeywordIndex::persist).
     pub fn clear(&mut self) -> Result<(), IndexError> {
@@ -221,6 +236,12 @@ impl TantivyKeywordIndex {
             }
         }
         Ok(true)
+    }
+
+    /// Lets the writer lock go when [`try_lock_writer`](Self::try_lock_writer) took it for
+    /// nothing (no change is pending then), so other processes may write.
+    pub fn release_writer(&mut self) {
+        self.writer = None;
     }
 
     fn open_writer(&self) -> tantivy::Result<IndexWriter<TantivyDocument>> {
@@ -251,7 +272,11 @@ impl TantivyKeywordIndex {
     /// of the index. So they only add to the score of the best chunks the other terms found
     /// ("refining"); every other term finds chunks ("matching"). A query with nothing but such
     /// terms lets them find chunks too.
-    fn query_terms(&self, searcher: &Searcher, query: &str) -> (Vec<Clause>, Vec<Clause>) {
+    fn query_terms(
+        &self,
+        statistics: &dyn Bm25StatisticsProvider,
+        query: &str,
+    ) -> (Vec<Clause>, Vec<Clause>) {
         let mut matching = Vec::new();
         let mut refining = Vec::new();
         for field in &self.fields {
@@ -259,7 +284,7 @@ impl TantivyKeywordIndex {
                 let latin_bigram = field.bigrams && !text.chars().any(is_japanese_char);
                 let term = Term::from_field_text(field.field, &text);
                 let common = latin_bigram
-                    || searcher
+                    || statistics
                         .doc_freq(&term)
                         .is_ok_and(|found| found > COMMON_TERM_CHUNKS);
                 let term_query: Box<dyn Query> =
@@ -289,18 +314,20 @@ fn copied(clauses: &[Clause]) -> BooleanQuery {
     )
 }
 
-/// The best `k` documents for `query`, best first, among those `allowed`.
+/// The best `k` documents for `query`, best first, among those `allowed`, scored with
+/// `statistics`.
 fn top_documents(
-    searcher: &Searcher,
+    scoring: &Scoring,
     query: &dyn Query,
     k: usize,
     allowed: Option<&AllowedKeys>,
 ) -> Result<Vec<(Score, DocAddress)>, IndexError> {
+    let (searcher, statistics) = (&scoring.searcher, scoring.statistics());
     let best = TopDocs::with_limit(k).order_by_score();
     // A filter in the collector: chunks the reader may not see never take a place, so the
     // top k are filled from the allowed ones.
     match allowed {
-        None => searcher.search(query, &best),
+        None => searcher.search_with_statistics_provider(query, &best, statistics),
         Some(allowed) => {
             let allowed = Arc::clone(allowed);
             let filtered = FilterCollector::new(
@@ -308,7 +335,7 @@ fn top_documents(
                 move |key: u64| allowed.contains(&key),
                 best,
             );
-            searcher.search(query, &filtered)
+            searcher.search_with_statistics_provider(query, &filtered, statistics)
         }
     }
     .map_err(backend)
@@ -320,14 +347,15 @@ fn top_documents(
 /// a union of the terms would decode every posting between them, and these terms occur in
 /// most documents (at a million chunks that union took most of a query's BM25 time).
 fn refine(
-    searcher: &Searcher,
+    scoring: &Scoring,
     refining: &[Clause],
     mut found: Vec<(Score, DocAddress)>,
 ) -> Result<Vec<(Score, DocAddress)>, IndexError> {
     found.sort_by_key(|(_, address)| (address.segment_ord, address.doc_id));
-    let scoring = EnableScoring::enabled_from_searcher(searcher);
+    let searcher = &scoring.searcher;
+    let enabled = EnableScoring::enabled_from_statistics_provider(scoring.statistics(), searcher);
     for (_, clause) in refining {
-        let weight = clause.weight(scoring).map_err(backend)?;
+        let weight = clause.weight(enabled).map_err(backend)?;
         for segment in found.chunk_by_mut(|a, b| a.1.segment_ord == b.1.segment_ord) {
             let reader = searcher.segment_reader(segment[0].1.segment_ord);
             let mut scorer = weight.scorer(reader, 1.0).map_err(backend)?;
@@ -405,23 +433,73 @@ impl KeywordIndex for TantivyKeywordIndex {
         k: usize,
         allowed: Option<&AllowedKeys>,
     ) -> Result<Vec<(u64, f32)>, IndexError> {
+        self.search_as(query, k, allowed, None)
+    }
+}
+
+/// The generation a query runs on and the statistics it scores with: a reader's own (on the
+/// generation they describe), or the whole index's.
+struct Scoring<'a> {
+    searcher: Searcher,
+    reader: Option<&'a ReaderStatistics>,
+}
+
+impl<'a> Scoring<'a> {
+    fn new(index: &TantivyKeywordIndex, reader: Option<&'a ReaderStatistics>) -> Scoring<'a> {
+        let searcher = reader.map_or_else(|| index.reader.searcher(), |r| r.searcher().clone());
+        Scoring { searcher, reader }
+    }
+
+    fn statistics(&self) -> &dyn Bm25StatisticsProvider {
+        match self.reader {
+            Some(reader) => reader,
+            None => &self.searcher,
+        }
+    }
+}
+
+impl TantivyKeywordIndex {
+    /// The statistics BM25 scores a reader's queries with when it may read the chunks with
+    /// `allowed` keys only; `None` when that is every chunk.
+    pub fn reader_statistics(
+        &self,
+        allowed: &AllowedKeys,
+    ) -> Result<Option<ReaderStatistics>, IndexError> {
+        let fields: Vec<Field> = self.fields.iter().map(|field| field.field).collect();
+        ReaderStatistics::of(self.reader.searcher(), allowed, KEY_FIELD, &fields)
+    }
+
+    /// The index generation [`reader_statistics`](Self::reader_statistics) would describe now.
+    pub fn generation(&self) -> u64 {
+        self.reader.searcher().generation().generation_id()
+    }
+
+    /// [`search`](KeywordIndex::search), scored with `reader`'s statistics when given (see
+    /// [`reader_statistics`](Self::reader_statistics)).
+    pub fn search_as(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&AllowedKeys>,
+        reader: Option<&ReaderStatistics>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
         if k == 0 {
             return Ok(Vec::new());
         }
+        let scoring = Scoring::new(self, reader);
         // Terms straight from the analyzers: unlike tantivy's QueryParser, no query syntax, so
         // user punctuation (`?`, `:`, quotes) can never make a query fail.
-        let searcher = self.reader.searcher();
-        let (matching, refining) = self.query_terms(&searcher, query);
+        let (matching, refining) = self.query_terms(scoring.statistics(), query);
         if matching.is_empty() && refining.is_empty() {
             return Ok(Vec::new());
         }
         let depth = k.saturating_mul(REFINED_DEPTH);
         let found = match (matching.is_empty(), refining.is_empty()) {
-            (false, false) => top_documents(&searcher, &copied(&matching), depth, allowed)?,
+            (false, false) => top_documents(&scoring, &copied(&matching), depth, allowed)?,
             _ => Vec::new(),
         };
         let top = if found.len() == depth {
-            let mut refined = refine(&searcher, &refining, found)?;
+            let mut refined = refine(&scoring, &refining, found)?;
             refined.truncate(k);
             refined
         } else {
@@ -429,9 +507,9 @@ impl KeywordIndex for TantivyKeywordIndex {
             // words) or there is one kind of term only: one query of every term, whose list
             // (tail included) is what the relevance signals were calibrated on.
             let every_term = matching.into_iter().chain(refining).collect();
-            top_documents(&searcher, &BooleanQuery::new(every_term), k, allowed)?
+            top_documents(&scoring, &BooleanQuery::new(every_term), k, allowed)?
         };
-        keyed(&searcher, top)
+        keyed(&scoring.searcher, top)
     }
 }
 
@@ -440,12 +518,19 @@ impl TantivyKeywordIndex {
     /// query of every term, which is what a refined search returns too. Only the chunks with
     /// `keys` are scored, each term's postings seeked to them, so no other chunk is visited.
     /// Keys no term matches (and keys not in the index) are left out.
-    pub fn scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, IndexError> {
+    /// With `reader`, scored with that reader's statistics, as its searches are.
+    pub fn scores(
+        &self,
+        query: &str,
+        keys: &[u64],
+        reader: Option<&ReaderStatistics>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let searcher = self.reader.searcher();
-        let (matching, refining) = self.query_terms(&searcher, query);
+        let scoring = Scoring::new(self, reader);
+        let searcher = &scoring.searcher;
+        let (matching, refining) = self.query_terms(scoring.statistics(), query);
         let wanted = TermSetQuery::new(keys.iter().map(|&key| Term::from_field_u64(self.key, key)));
         let unscored = searcher
             .search(&wanted, &DocSetCollector)
@@ -454,9 +539,9 @@ impl TantivyKeywordIndex {
             .map(|address| (0.0, address))
             .collect();
         let every_term: Vec<Clause> = matching.into_iter().chain(refining).collect();
-        let mut scored = refine(&searcher, &every_term, unscored)?;
+        let mut scored = refine(&scoring, &every_term, unscored)?;
         scored.retain(|(score, _)| *score > 0.0);
-        keyed(&searcher, scored)
+        keyed(searcher, scored)
     }
 }
 
@@ -536,17 +621,18 @@ mod tests {
         let dir = tempfile::tempdir().map_err(|e| io(Path::new("tmp"), e))?;
         let index = filled(dir.path())?;
         let query = "Rust programming runtimes";
-        let searcher = index.reader.searcher();
-        let (matching, refining) = index.query_terms(&searcher, query);
+        let scoring = Scoring::new(&index, None);
+        let searcher = &scoring.searcher;
+        let (matching, refining) = index.query_terms(searcher, query);
         assert!(!matching.is_empty() && !refining.is_empty());
-        let found = top_documents(&searcher, &copied(&matching), 10, None)?;
-        let refined = refine(&searcher, &refining, found)?;
+        let found = top_documents(&scoring, &copied(&matching), 10, None)?;
+        let refined = refine(&scoring, &refining, found)?;
         let must_and_should = BooleanQuery::new(
             std::iter::once((Occur::Must, Box::new(copied(&matching)) as Box<dyn Query>))
                 .chain(refining.iter().map(|(o, q)| (*o, q.box_clone())))
                 .collect(),
         );
-        let expected = top_documents(&searcher, &must_and_should, 10, None)?;
+        let expected = top_documents(&scoring, &must_and_should, 10, None)?;
         assert_eq!(refined.len(), expected.len());
         for ((score, address), (expected_score, expected_address)) in refined.iter().zip(&expected)
         {
@@ -558,7 +644,7 @@ mod tests {
         }
 
         let every_term = BooleanQuery::new(matching.into_iter().chain(refining).collect());
-        let whole = top_documents(&searcher, &every_term, 10, None)?;
+        let whole = top_documents(&scoring, &every_term, 10, None)?;
         let hits = index.search(query, 10, None)?;
         assert_eq!(
             hits.len(),
@@ -573,7 +659,7 @@ mod tests {
         }
 
         // A stop word has no English term, only bigrams, and they find chunks.
-        let (english, bigrams) = index.query_terms(&searcher, "the");
+        let (english, bigrams) = index.query_terms(searcher, "the");
         assert_eq!((english.len(), bigrams.len()), (0, 2));
         assert!(!index.search("the", 10, None)?.is_empty());
         Ok(())
@@ -604,10 +690,11 @@ mod tests {
 
     /// Whether a search for `k` chunks refines the best the other terms found.
     fn refines(index: &TantivyKeywordIndex, query: &str, k: usize) -> Result<bool, IndexError> {
-        let searcher = index.reader.searcher();
-        let (matching, refining) = index.query_terms(&searcher, query);
+        let scoring = Scoring::new(&index, None);
+        let searcher = &scoring.searcher;
+        let (matching, refining) = index.query_terms(searcher, query);
         let depth = k * REFINED_DEPTH;
-        let found = top_documents(&searcher, &copied(&matching), depth, None)?;
+        let found = top_documents(&scoring, &copied(&matching), depth, None)?;
         Ok(!refining.is_empty() && !matching.is_empty() && found.len() == depth)
     }
 
@@ -625,7 +712,7 @@ mod tests {
                 let hits = index.search(query, k, None)?;
                 assert!(!hits.is_empty(), "{query}");
                 let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).collect();
-                let scores: HashMap<u64, f32> = index.scores(query, &keys)?.into_iter().collect();
+                let scores: HashMap<u64, f32> = index.scores(query, &keys, None)?.into_iter().collect();
                 assert_eq!(scores.len(), hits.len(), "{query}, {k}");
                 for (key, score) in &hits {
                     assert!(
@@ -637,10 +724,10 @@ mod tests {
             }
         }
         assert!(
-            index.scores("Rust", &[1, 2, 999])?.is_empty(),
+            index.scores("Rust", &[1, 2, 999], None)?.is_empty(),
             "Japanese chunks match no term, and 999 is no chunk"
         );
-        assert!(index.scores(english, &[])?.is_empty());
+        assert!(index.scores(english, &[], None)?.is_empty());
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 mod conversations;
 mod document_store;
 mod keyword;
+mod reader_statistics;
 mod tables;
 mod vectors;
 
@@ -14,6 +15,7 @@ pub use conversations::{stored_id, ConversationStore, SqliteConversations};
 pub use document_store::{reembed, DocumentStore, StoredFile};
 
 pub use keyword::TantivyKeywordIndex;
+pub use reader_statistics::ReaderStatistics;
 pub use tables::FileRecord;
 pub use vectors::UsearchIndex;
 
@@ -147,6 +149,10 @@ pub struct StoreStats {
     pub dimension: usize,
     pub japanese_analyzer: String,
     pub vector_index: String,
+    /// Why the derived indexes (BM25, vectors) were last rebuilt from the tables when the store
+    /// was opened (a crash, a damaged file); `None` when they never were, or the store has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_rebuild: Option<String>,
 }
 
 /// How many files, documents and chunks a reader may see.
@@ -157,6 +163,10 @@ pub(crate) struct Counts {
 }
 
 const DIRTY: &str = "derived_dirty";
+/// The size and CRC-32 `vectors.usearch` had when last committed.
+const VECTORS_CHECKSUM: &str = "vectors_checksum";
+/// Why the derived indexes were last rebuilt at open, and when.
+const LAST_REBUILD: &str = "last_rebuild";
 const REBUILD_BATCH: usize = 2_048;
 
 /// The embedded store: one data directory holding `shiori.sqlite`, `bm25/` and `vectors.usearch`.
@@ -171,6 +181,8 @@ pub struct Store {
     /// write by another process keeps an older set, which can only lack new keys (keys are
     /// never reused).
     readable: Mutex<HashMap<BTreeSet<String>, AllowedKeys>>,
+    /// Each set of readable groups' BM25 statistics, with the index generation they describe.
+    statistics: Mutex<HashMap<BTreeSet<String>, (u64, Option<Arc<ReaderStatistics>>)>>,
 }
 
 impl Store {
@@ -194,18 +206,35 @@ impl Store {
             options,
             dir: dir.to_path_buf(),
             readable: Mutex::new(HashMap::new()),
+            statistics: Mutex::new(HashMap::new()),
         };
         // A store opened to be re-embedded is rebuilt by `reembed`; its old vectors may not
         // even fit the new dimension.
-        if !store.options.reembed && store.needs_rebuild()? {
+        if store.options.reembed {
+            return Ok(store);
+        }
+        if let Some(reason) = store.rebuild_reason()? {
             // Another process holding the writer lock is in the middle of a write (`shiori index
             // --watch`, a server's reindex) and brings the indexes up to date itself: read them
             // as they are rather than fail.
             if store.keywords.try_lock_writer()? {
-                tracing::warn!("derived indexes are behind the tables; rebuilding them");
+                // A writer may have committed between the indexes' load and the check: with
+                // the lock held nothing moves, so the reason is read again.
+                let Some(reason) = store.rebuild_reason()? else {
+                    store.keywords.release_writer();
+                    return Ok(store);
+                };
+                tracing::warn!("{reason}; rebuilding them from the tables");
                 store.rebuild_derived()?;
+                let seconds = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |elapsed| elapsed.as_secs());
+                let note = format!("{reason}; rebuilt from the tables at unix time {seconds}");
+                tables::set_meta(&*store.connection()?, LAST_REBUILD, &note)?;
             } else {
-                tracing::info!("another process is writing this index; reading it as it is");
+                tracing::warn!(
+                    "{reason}, but another process is writing this index; reading it as it is"
+                );
             }
         }
         Ok(store)
@@ -219,14 +248,47 @@ impl Store {
         self.connection.lock().map_err(|_| StoreError::Poisoned)
     }
 
-    fn needs_rebuild(&self) -> Result<bool, StoreError> {
+    /// Why the derived indexes cannot be served as they are: a write stopped before they were
+    /// consistent with the tables, they hold another number of chunks, or a file's bytes no
+    /// longer match the checksum written at commit. `None` when they can.
+    fn rebuild_reason(&self) -> Result<Option<String>, StoreError> {
+        let started = std::time::Instant::now();
+        let reason = self.rebuild_reason_now()?;
+        tracing::debug!(
+            "derived indexes checked against the tables and their checksums in {:.1} ms",
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+        Ok(reason)
+    }
+
+    fn rebuild_reason_now(&self) -> Result<Option<String>, StoreError> {
         let connection = self.connection()?;
-        let dirty = tables::get_meta(&connection, DIRTY)?.as_deref() == Some("1");
+        if tables::get_meta(&connection, DIRTY)?.as_deref() == Some("1") {
+            return Ok(Some(
+                "a write stopped before the derived indexes caught up".into(),
+            ));
+        }
         let chunks = tables::count(&connection, "chunks")? as usize;
-        Ok(dirty
-            || self.keywords.was_reset() && chunks > 0
-            || self.keywords.len() != chunks
-            || self.vectors.len() != chunks)
+        let counts_match = !(self.keywords.was_reset() && chunks > 0)
+            && self.keywords.len() == chunks
+            && self.vectors.len() == chunks;
+        if !counts_match {
+            return Ok(Some("the derived indexes are behind the tables".into()));
+        }
+        let committed = tables::get_meta(&connection, VECTORS_CHECKSUM)?;
+        if committed.is_some() && committed != self.vectors.file_checksum()? {
+            return Ok(Some(
+                "vectors.usearch does not match the checksum written at its last commit".into(),
+            ));
+        }
+        let damaged = self.keywords.damaged_files()?;
+        if !damaged.is_empty() {
+            return Ok(Some(format!(
+                "BM25 files do not match their checksums: {}",
+                damaged.join(", ")
+            )));
+        }
+        Ok(None)
     }
 
     /// Re-derives BM25 and vectors from the tables, then marks them consistent.
@@ -298,6 +360,33 @@ impl Store {
         self.readable_cache()?
             .insert(groups.clone(), Arc::clone(&keys));
         Ok(keys)
+    }
+
+    /// The statistics BM25 scores the searches of a reader limited to `access` with: its own
+    /// when some chunk is hidden from it, so hidden chunks do not move its scores (see
+    /// [`ReaderStatistics`]); computed once per index generation and set of groups.
+    fn reader_statistics(
+        &self,
+        access: &Access,
+    ) -> Result<Option<Arc<ReaderStatistics>>, StoreError> {
+        let Some(groups) = access.groups() else {
+            return Ok(None);
+        };
+        let generation = self.keywords.generation();
+        let cache = || self.statistics.lock().map_err(|_| StoreError::Poisoned);
+        if let Some((computed_on, statistics)) = cache()?.get(groups) {
+            if *computed_on == generation {
+                return Ok(statistics.clone());
+            }
+        }
+        let only_access = Filters {
+            access: access.clone(),
+            ..Filters::default()
+        };
+        let readable = self.readable_keys(groups, &only_access)?;
+        let statistics = self.keywords.reader_statistics(&readable)?.map(Arc::new);
+        cache()?.insert(groups.clone(), (generation, statistics.clone()));
+        Ok(statistics)
     }
 
     fn readable_cache(
@@ -421,7 +510,11 @@ impl DocumentStore for Store {
     fn commit(&mut self) -> Result<(), StoreError> {
         self.keywords.persist()?;
         self.vectors.persist()?;
-        tables::set_meta(&*self.connection()?, DIRTY, "0")?;
+        let connection = self.connection()?;
+        if let Some(checksum) = self.vectors.file_checksum()? {
+            tables::set_meta(&connection, VECTORS_CHECKSUM, &checksum)?;
+        }
+        tables::set_meta(&connection, DIRTY, "0")?;
         Ok(())
     }
 
@@ -470,15 +563,24 @@ impl DocumentStore for Store {
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let allowed = self.allowed_keys(filters)?;
-        Ok(self.keywords.search(query, k, allowed.as_ref())?)
+        let reader = self.reader_statistics(&filters.access)?;
+        Ok(self
+            .keywords
+            .search_as(query, k, allowed.as_ref(), reader.as_deref())?)
     }
 
     fn dense_scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
         Ok(self.vectors.scores(query, keys)?)
     }
 
-    fn keyword_scores(&self, query: &str, keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
-        Ok(self.keywords.scores(query, keys)?)
+    fn keyword_scores(
+        &self,
+        query: &str,
+        keys: &[u64],
+        access: &Access,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
+        let reader = self.reader_statistics(access)?;
+        Ok(self.keywords.scores(query, keys, reader.as_deref())?)
     }
 
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
@@ -511,6 +613,7 @@ impl DocumentStore for Store {
             japanese_analyzer: shiori_analysis::japanese_analyzer_name(&self.options.japanese)
                 .to_string(),
             vector_index: "usearch-hnsw (exact below 20k vectors)".to_string(),
+            last_rebuild: tables::get_meta(&connection, LAST_REBUILD)?,
         })
     }
 }

@@ -1,5 +1,6 @@
 use rayon::prelude::*;
 use shiori_core::{IndexError, VectorIndex};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
@@ -59,8 +60,11 @@ impl UsearchIndex {
             let fits = Index::metadata(path_str)
                 .map(|meta| meta.dimensions as usize == dimension && meta.quantization == STORED_AS)
                 .unwrap_or(false);
-            if fits {
-                index.load(path_str).map_err(|e| io_error(path, e))?;
+            // A file that does not load (damaged) also starts empty: the store sees fewer
+            // vectors than chunks and rebuilds.
+            if fits && index.load(path_str).is_err() {
+                tracing::warn!("{} could not be loaded; it starts empty", path.display());
+                index.reset().map_err(backend)?;
             }
         }
         Ok(UsearchIndex {
@@ -69,6 +73,14 @@ impl UsearchIndex {
             dimension,
             adding_threads: 0,
         })
+    }
+
+    /// The checksum of the saved file (its size and CRC-32), as [`persist`] last wrote it;
+    /// `None` when there is no file.
+    ///
+    /// [`persist`]: VectorIndex::persist
+    pub fn file_checksum(&self) -> Result<Option<String>, IndexError> {
+        file_checksum(&self.path)
     }
 
     /// Drops every vector (before a rebuild).
@@ -219,6 +231,32 @@ impl VectorIndex for UsearchIndex {
             .collect())
     }
 }
+
+/// The size and CRC-32 of the file at `path`, read in pieces; `None` when it does not exist.
+/// CRC-32 catches damaged bytes (a disk or a stray write), which is what it is for: anyone who
+/// can write the data directory can rewrite the tables as well.
+fn file_checksum(path: &Path) -> Result<Option<String>, IndexError> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(io_error(path, error)),
+    };
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0; CHECKSUM_PIECE_BYTES];
+    let mut size = 0u64;
+    loop {
+        let read = file.read(&mut buffer).map_err(|e| io_error(path, e))?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+        size += read as u64;
+    }
+    Ok(Some(format!("{size}:{:08x}", hasher.finalize())))
+}
+
+/// How much of a file [`file_checksum`] reads at a time.
+const CHECKSUM_PIECE_BYTES: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {

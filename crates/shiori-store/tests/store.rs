@@ -302,6 +302,104 @@ fn a_second_writer_is_refused_and_a_reader_opens_during_a_write() {
     assert_eq!(keyword_doc_ids(&after, "bananas"), ["b"]);
 }
 
+/// A committed store of 300 chunks, each its own word and a vector pointing its own way, closed
+/// again; the chunk ids in order.
+fn store_many(dir: &Path) -> Vec<(String, [f32; 3])> {
+    let mut rng = fastrand::Rng::with_seed(31);
+    let chunks: Vec<(String, [f32; 3])> = (0..300)
+        .map(|n| {
+            let vector = [rng.f32() - 0.5, rng.f32() - 0.5, rng.f32() - 0.5];
+            (format!("word{n}"), vector)
+        })
+        .collect();
+    let mut store = open(dir);
+    let changes = chunks
+        .iter()
+        .map(|(word, vector)| upsert(&format!("{word}.txt"), word, &[(word, *vector)]))
+        .collect();
+    store.apply(changes).unwrap();
+    store.commit().unwrap();
+    chunks
+}
+
+/// Overwrites 4 KiB (or a quarter of a smaller file) in the middle of `path` with other bytes,
+/// keeping its size, as a bad disk or a stray write would.
+fn damage(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let length = (bytes.len() / 4).min(4096);
+    let start = bytes.len() / 2 - length / 2;
+    for byte in &mut bytes[start..start + length] {
+        *byte ^= 0x5a;
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Every chunk is still among its own vector's best matches and its word's best match.
+fn assert_every_chunk_found(store: &Store, chunks: &[(String, [f32; 3])]) {
+    for (word, vector) in chunks {
+        let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+        let query: Vec<f32> = vector.iter().map(|v| v / norm).collect();
+        // Three dimensions in half precision: a near twin may tie with the chunk itself.
+        let dense = store.dense_search(&query, 3, &Filters::default()).unwrap();
+        let keys: Vec<u64> = dense.iter().map(|hit| hit.0).collect();
+        assert!(doc_ids(store, &keys).contains(word), "dense: {word}");
+        assert_eq!(keyword_doc_ids(store, word)[0], *word, "bm25");
+    }
+}
+
+#[test]
+fn a_damaged_vector_index_is_rebuilt_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunks = store_many(dir.path());
+    let file = dir.path().join("vectors.usearch");
+    let size = std::fs::metadata(&file).unwrap().len();
+    damage(&file);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), size);
+    let store = open(dir.path());
+    let note = store.stats(&Filters::default()).unwrap().last_rebuild;
+    assert!(
+        note.as_deref()
+            .is_some_and(|note| note.contains("vectors.usearch") && note.contains("checksum")),
+        "{note:?}"
+    );
+    assert_every_chunk_found(&store, &chunks);
+    drop(store);
+    let reopened = open(dir.path());
+    assert_eq!(
+        reopened.stats(&Filters::default()).unwrap().last_rebuild,
+        note,
+        "the rebuilt files match their new checksums: no second rebuild"
+    );
+}
+
+#[test]
+fn a_damaged_bm25_file_is_rebuilt_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunks = store_many(dir.path());
+    let largest = std::fs::read_dir(dir.path().join("bm25"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e != "json" && e != "lock"))
+        .max_by_key(|path| std::fs::metadata(path).unwrap().len())
+        .unwrap();
+    damage(&largest);
+    let store = open(dir.path());
+    let note = store.stats(&Filters::default()).unwrap().last_rebuild;
+    assert!(
+        note.as_deref().is_some_and(|note| note.contains("BM25")),
+        "{note:?} after damaging {largest:?}"
+    );
+    assert_every_chunk_found(&store, &chunks);
+}
+
+#[test]
+fn an_intact_store_is_not_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    store_many(dir.path());
+    let store = open(dir.path());
+    assert_eq!(store.stats(&Filters::default()).unwrap().last_rebuild, None);
+}
+
 /// A committed store holding one chunk, closed again.
 fn store_apples(dir: &Path) {
     let mut store = open(dir);
@@ -424,4 +522,10 @@ fn reads_stay_in_the_readers_groups() {
         let dir = tempfile::tempdir().unwrap();
         access_checks::check_reads_stay_in_groups(&mut open(dir.path()), seed);
     }
+}
+
+#[test]
+fn hidden_chunks_do_not_move_a_readers_bm25_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    access_checks::check_hidden_chunks_do_not_move_a_readers_scores(&mut open(dir.path()));
 }

@@ -41,7 +41,7 @@ fn main() {
             tracing_subscriber::EnvFilter::try_from_env("SHIORI_LOG")
                 .unwrap_or_else(|_| "warn".into()),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(|| output::LogWriter)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();

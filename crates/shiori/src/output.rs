@@ -37,6 +37,24 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
+/// Where log lines go: stderr, or nowhere once stderr's reader is gone. tracing-subscriber
+/// reports a failed write with `eprintln!`, which panics on a closed stderr, so a server whose
+/// log pipe closed would drop the connection of every request that logs.
+pub struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
+        // A line that cannot be written is lost either way; the request it describes is not.
+        let _ = std::io::stderr().write_all(line);
+        Ok(line.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
+}
+
 /// One vector a line, as a JSON array.
 pub fn vectors(vectors: &[Vec<f32>]) -> String {
     vectors
@@ -70,6 +88,9 @@ pub fn index_report(report: &IndexReport) -> String {
     );
     for failure in &report.failures {
         let _ = write!(text, "\nskipped {}: {}", failure.path, failure.reason);
+    }
+    for warning in &report.warnings {
+        let _ = write!(text, "\nwarning {}: {}", warning.path, warning.reason);
     }
     text
 }

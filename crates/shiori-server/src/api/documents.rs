@@ -61,12 +61,15 @@ pub async fn get_one(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = checked_id(&id)?;
-    let path = existing_upload(&state, &id)?;
+    let path = state.uploads_dir.join(&id);
     let engine = state.engine();
     let body = tokio::task::spawn_blocking(move || -> Result<Value, ApiError> {
+        // A name never uploaded runs the same lookup as an upload the key may not read, so the
+        // time of the 404 does not tell them apart.
         let key = path.display().to_string();
         let chunks = engine.file_chunks(&key, &reader.access)?;
-        if chunks.is_empty() && reader.access != Access::Everything {
+        let hidden = chunks.is_empty() && reader.access != Access::Everything;
+        if hidden || !path.is_file() {
             return Err(no_upload(&id));
         }
         let indexed: HashSet<String> = std::iter::once(key)

@@ -25,10 +25,18 @@ pub const CLIENT_HEADER: &str = "x-shiori-request";
 /// Refuses requests for a foreign `Host`, then forged state-changing requests.
 pub async fn guard(State(state): State<SharedState>, request: Request, next: Next) -> Response {
     let headers = request.headers();
-    if let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) {
-        if !host_allowed(host, state.bound_addr(), &state.options.allowed_hosts) {
-            return ApiError::MisdirectedHost(host.to_string()).into_response();
-        }
+    // A request that names no host cannot be checked against rebinding, so it is refused
+    // (HTTP/1.1 requires the header; only hand-made requests omit it).
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    let Some(host) = host.or_else(|| request.uri().authority().map(|a| a.as_str())) else {
+        return ApiError::BadRequest(
+            "the request has no Host header: send the host and port this server is reached at"
+                .into(),
+        )
+        .into_response();
+    };
+    if !host_allowed(host, state.bound_addr(), &state.options.allowed_hosts) {
+        return ApiError::MisdirectedHost(host.to_string()).into_response();
     }
     let method = request.method();
     if !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {

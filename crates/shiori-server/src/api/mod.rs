@@ -3,6 +3,7 @@
 mod conversations;
 mod documents;
 mod guard;
+mod headers;
 mod index;
 mod query;
 mod system;
@@ -13,6 +14,7 @@ use crate::error::ApiError;
 use crate::mcp::McpHandler;
 use crate::openai;
 use crate::state::SharedState;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::handler::Handler;
 use axum::http::{header, Method};
@@ -20,9 +22,10 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use futures_util::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use shiori_engine::Reader;
+use shiori_engine::{Reader, ShownPaths};
 use std::sync::Arc;
 
 /// Every route the server answers, with auth, limits, timeouts and request metrics.
@@ -67,10 +70,15 @@ pub fn router(state: SharedState) -> Router {
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
-        .layer(middleware::from_fn_with_state(state.clone(), redact_errors))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            bind_mcp_sessions,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
+        .layer(middleware::from_fn_with_state(state.clone(), redact_paths))
         .layer(middleware::from_fn_with_state(state.clone(), count))
+        .layer(middleware::from_fn(headers::secure_headers))
         .with_state(state)
 }
 
@@ -103,7 +111,7 @@ async fn authorize(State(state): State<SharedState>, mut request: Request, next:
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "));
+        .and_then(bearer_token);
     match presented.and_then(|presented| keys.reader(presented)) {
         Some(reader) => {
             let reader = reader.clone();
@@ -141,25 +149,106 @@ async fn timeout(State(state): State<SharedState>, request: Request, next: Next)
     }
 }
 
-/// Error bodies lose the source root's absolute path: a message built from an I/O error names
-/// the file it failed on, and server paths never leave the server.
-async fn redact_errors(State(state): State<SharedState>, request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
-    if response.status().is_success() {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    parts.headers.remove(header::CONTENT_LENGTH);
-    let Ok(bytes) = axum::body::to_bytes(body, ERROR_BODY_LIMIT).await else {
-        return ApiError::Internal("the error response could not be read".into()).into_response();
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let redacted = state.engine().shown_paths().redact(&text);
-    Response::from_parts(parts, axum::body::Body::from(redacted))
+/// The credentials of an `Authorization: Bearer <key>` value; the scheme's name is
+/// case-insensitive (RFC 7235).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches(' '))
 }
 
-/// Error bodies are a short JSON object; anything longer is not one of ours.
-const ERROR_BODY_LIMIT: usize = 1 << 20;
+/// Every body, sent whole or streamed (answers' events, MCP replies), loses the absolute paths
+/// of the server's folders: a message built from an I/O error names the file it failed on,
+/// and server paths never leave the server, whatever the status and however late a message
+/// is shown (a failed reindex's error is stored and shown by `/api/stats`).
+async fn redact_paths(State(state): State<SharedState>, request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let shown = state.engine().shown_paths().clone();
+    let (mut parts, body) = response.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let whole = body
+        .size_hint()
+        .exact()
+        .is_some_and(|size| size <= WHOLE_BODY_LIMIT as u64);
+    let body = if whole {
+        let Ok(bytes) = axum::body::to_bytes(body, WHOLE_BODY_LIMIT).await else {
+            return ApiError::Internal("the response could not be read".into()).into_response();
+        };
+        Body::from(redacted(&shown, bytes))
+    } else {
+        // A stream is redacted a frame at a time: each event is written as one frame.
+        let frames = body.into_data_stream();
+        Body::from_stream(frames.map(move |frame| frame.map(|bytes| redacted(&shown, bytes))))
+    };
+    Response::from_parts(parts, body)
+}
+
+/// Bodies read whole before they are redacted; longer ones are redacted as they stream.
+const WHOLE_BODY_LIMIT: usize = 16 << 20;
+
+/// `bytes` with the server's folders redacted, when they are text.
+fn redacted(shown: &ShownPaths, bytes: Bytes) -> Bytes {
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => {
+            let redacted = shown.redact(text);
+            if redacted == text {
+                bytes
+            } else {
+                Bytes::from(redacted)
+            }
+        }
+        Err(_) => bytes,
+    }
+}
+
+/// An MCP session belongs to the key that opened it: a request naming another key's session is
+/// answered as if the session did not exist, so a leaked session id reads nothing another key
+/// may read.
+async fn bind_mcp_sessions(
+    State(state): State<SharedState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !request.uri().path().starts_with("/mcp") {
+        return next.run(request).await;
+    }
+    let key = request
+        .extensions()
+        .get::<Reader>()
+        .and_then(|reader| reader.key.clone());
+    let session = request
+        .headers()
+        .get(MCP_SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_string);
+    if let Some(session) = &session {
+        if !state.mcp_sessions.belongs_to(session, key.as_deref()) {
+            return ApiError::NotFound(format!("no MCP session {session:?}")).into_response();
+        }
+    }
+    let closing = request.method() == Method::DELETE;
+    let response = next.run(request).await;
+    match session {
+        Some(session) if closing && response.status().is_success() => {
+            state.mcp_sessions.close(&session);
+        }
+        None => {
+            let opened = response
+                .headers()
+                .get(MCP_SESSION_HEADER)
+                .and_then(|value| value.to_str().ok());
+            if let Some(opened) = opened {
+                state.mcp_sessions.open(opened, key);
+            }
+        }
+        Some(_) => {}
+    }
+    response
+}
+
+/// The header in which MCP's streamable HTTP transport names a session.
+const MCP_SESSION_HEADER: &str = "mcp-session-id";
 
 /// Counts requests by route template (not raw path, so ids do not explode the label set).
 async fn count(State(state): State<SharedState>, request: Request, next: Next) -> Response {
@@ -174,4 +263,32 @@ async fn count(State(state): State<SharedState>, request: Request, next: Next) -
         .metrics
         .record_request(&route, &method, response.status().as_u16());
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for value in ["Bearer k", "bearer k", "BEARER k", "Bearer  k"] {
+            assert_eq!(bearer_token(value), Some("k"), "{value}");
+        }
+        for value in ["Basic k", "Bearerk", "Bearer"] {
+            assert_eq!(bearer_token(value), None, "{value}");
+        }
+    }
+
+    #[test]
+    fn text_loses_the_server_folders_and_bytes_stay() {
+        let shown = ShownPaths::new(Path::new("/srv/acme"), Vec::<PathBuf>::new());
+        let text = Bytes::from("{\"error\":\"/srv/acme/eval/qa.jsonl: not found\"}");
+        assert_eq!(
+            redacted(&shown, text),
+            Bytes::from("{\"error\":\"./eval/qa.jsonl: not found\"}")
+        );
+        let binary = Bytes::from_static(&[0xff, 0xfe, b'/']);
+        assert_eq!(redacted(&shown, binary.clone()), binary);
+    }
 }

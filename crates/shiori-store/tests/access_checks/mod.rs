@@ -2,7 +2,7 @@
 //! group assignments and random queries, run by this crate's tests on SQLite/tantivy/usearch
 //! and by `shiori-store-postgres`'s on PostgreSQL. Seeded, so a failure names its seed.
 
-use shiori_core::{joined_groups, Access, Chunk, Document, Filters, GROUPS_KEY};
+use shiori_core::{joined_groups, Access, Chunk, Document, Filters, GROUPS_KEY, NO_READER_GROUP};
 use shiori_store::{DocumentStore, FileChange, FileRecord};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -122,6 +122,117 @@ fn check_a_write_is_read_at_once(store: &mut dyn DocumentStore, rng: &mut fastra
         .dense_search(&random_vector(rng), all, &filters)
         .unwrap();
     assert_eq!(after.len(), before.len() + CHUNKS_PER_FILE);
+}
+
+/// The BM25 rule docs/security.md documents: chunks a reader may not read are never its
+/// candidates and do not count in the statistics its scores use (a term's document frequency,
+/// the number of chunks, their average length), so hidden chunks with a word leave the scores
+/// of readable chunks as they were, in searches and in the scores fusion asks for. A chunk
+/// stored with [`NO_READER_GROUP`] is read by no group, only by readers of everything.
+pub fn check_hidden_chunks_do_not_move_a_readers_scores(store: &mut dyn DocumentStore) {
+    let reader = |groups: &[&str]| Filters {
+        access: Access::Groups(groups.iter().map(|g| g.to_string()).collect()),
+        ..Filters::default()
+    };
+    let (sales, hr) = (reader(&["sales"]), reader(&["hr"]));
+    let public = [
+        "the payroll calendar closes early",
+        "the canteen opens at noon",
+        "payroll questions go to the payroll desk on the second floor",
+    ];
+    let files = public.iter().enumerate();
+    store
+        .apply(files.map(|(n, text)| text_file(n, "", text)).collect())
+        .unwrap();
+    store.commit().unwrap();
+    let query = "payroll calendar desk";
+    let before = store.keyword_search(query, 10, &sales).unwrap();
+    let admin_before = store.keyword_search(query, 10, &Filters::default()).unwrap();
+    assert!(before.len() >= 2, "{before:?}");
+    assert_eq!(before, admin_before, "a reader of every chunk scores as admin");
+    let hidden = (10..16)
+        .map(|n| text_file(n, "hr", "payroll payroll calendar restricted note"))
+        .collect();
+    store.apply(hidden).unwrap();
+    store.commit().unwrap();
+    let after = store.keyword_search(query, 10, &sales).unwrap();
+    assert_eq!(keys(&after), keys(&before), "hidden chunks are never candidates");
+    assert_same_scores(&after, &before, "hidden chunks moved a reader's BM25 scores");
+    let mut missed = store
+        .keyword_scores(query, &keys(&before), &sales.access)
+        .unwrap();
+    let mut searched = before.clone();
+    missed.sort_by_key(|hit| hit.0);
+    searched.sort_by_key(|hit| hit.0);
+    assert_same_scores(&missed, &searched, "fusion's scores differ from the search's");
+    let admin_after = store.keyword_search(query, 10, &Filters::default()).unwrap();
+    let public_scores = |hits: &[(u64, f32)]| -> Vec<f32> {
+        let wanted = keys(&before);
+        hits.iter()
+            .filter(|hit| wanted.contains(&hit.0))
+            .map(|hit| hit.1)
+            .collect()
+    };
+    assert!(
+        public_scores(&admin_after)[0] < public_scores(&admin_before)[0],
+        "a reader of everything counts every chunk: {admin_before:?} then {admin_after:?}"
+    );
+    let hr_found = store.keyword_search(query, 10, &hr).unwrap();
+    assert_eq!(hr_found.len(), before.len() + 6);
+
+    store
+        .apply(vec![text_file(7, NO_READER_GROUP, "payroll for nobody")])
+        .unwrap();
+    store.commit().unwrap();
+    let everyone = reader(&["hr", "sales", "legal", "ops"]);
+    let readable = store.keys_matching(&everyone).unwrap();
+    assert_eq!(readable.len(), 9);
+    let all = store.keys_matching(&Filters::default()).unwrap();
+    let nobodys: Vec<u64> = all
+        .into_iter()
+        .filter(|key| !readable.contains(key))
+        .collect();
+    assert_eq!(nobodys.len(), 1);
+    let found = |filters: &Filters| -> Vec<u64> {
+        let hits = store.keyword_search("payroll nobody", 10, filters).unwrap();
+        hits.into_iter().map(|hit| hit.0).collect()
+    };
+    assert!(!found(&everyone).contains(&nobodys[0]));
+    assert!(found(&Filters::default()).contains(&nobodys[0]));
+}
+
+fn keys(hits: &[(u64, f32)]) -> Vec<u64> {
+    hits.iter().map(|hit| hit.0).collect()
+}
+
+/// The same keys in the same order, with scores equal to float rounding.
+fn assert_same_scores(actual: &[(u64, f32)], expected: &[(u64, f32)], why: &str) {
+    assert_eq!(keys(actual), keys(expected), "{why}");
+    for ((_, a), (_, e)) in actual.iter().zip(expected) {
+        assert!((a - e).abs() <= 1e-5 * e.abs(), "{why}: {expected:?} then {actual:?}");
+    }
+}
+
+/// A file of one chunk of `text` whose document names `groups` (none when empty).
+fn text_file(n: usize, groups: &str, text: &str) -> FileChange {
+    let mut rng = fastrand::Rng::with_seed(n as u64);
+    let FileChange::Upsert {
+        file,
+        mut documents,
+        chunks,
+    } = random_file(&mut rng, 100 + n, groups.to_string())
+    else {
+        unreachable!("random_file upserts")
+    };
+    documents.truncate(1);
+    let (mut chunk, vector) = chunks.into_iter().next().unwrap();
+    chunk.text = text.to_string();
+    chunk.total = 1;
+    FileChange::Upsert {
+        file,
+        documents,
+        chunks: vec![(chunk, vector)],
+    }
 }
 
 /// Up to two groups; none a third of the time (then everyone may read it).
