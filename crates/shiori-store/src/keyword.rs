@@ -15,6 +15,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::reader_statistics::ReaderStatistics;
 use shiori_analysis::{
     is_japanese_char, japanese_analyzer_name, query_terms, register_analyzers,
     skips_covered_unigrams, JapaneseTokenization, ENGLISH_ANALYZER, JAPANESE_BIGRAM_ANALYZER,
@@ -24,7 +25,6 @@ use shiori_core::{AllowedKeys, IndexError, KeywordIndex};
 use tantivy::collector::{DocSetCollector, FilterCollector, TopDocs};
 use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
-use crate::reader_statistics::ReaderStatistics;
 use tantivy::query::{Bm25StatisticsProvider, EnableScoring};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{
@@ -459,12 +459,9 @@ impl<'a> Scoring<'a> {
 }
 
 impl TantivyKeywordIndex {
-    /// The statistics BM25 scores a reader's queries with when it may read the chunks with
-    /// `allowed` keys only; `None` when that is every chunk.
-    pub fn reader_statistics(
-        &self,
-        allowed: &AllowedKeys,
-    ) -> Result<Option<ReaderStatistics>, IndexError> {
+    /// The statistics BM25 scores the queries of a reader of the chunks with `allowed` keys
+    /// with.
+    pub fn reader_statistics(&self, allowed: &AllowedKeys) -> Result<ReaderStatistics, IndexError> {
         let fields: Vec<Field> = self.fields.iter().map(|field| field.field).collect();
         ReaderStatistics::of(self.reader.searcher(), allowed, KEY_FIELD, &fields)
     }
@@ -690,7 +687,7 @@ mod tests {
 
     /// Whether a search for `k` chunks refines the best the other terms found.
     fn refines(index: &TantivyKeywordIndex, query: &str, k: usize) -> Result<bool, IndexError> {
-        let scoring = Scoring::new(&index, None);
+        let scoring = Scoring::new(index, None);
         let searcher = &scoring.searcher;
         let (matching, refining) = index.query_terms(searcher, query);
         let depth = k * REFINED_DEPTH;
@@ -712,7 +709,8 @@ mod tests {
                 let hits = index.search(query, k, None)?;
                 assert!(!hits.is_empty(), "{query}");
                 let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).collect();
-                let scores: HashMap<u64, f32> = index.scores(query, &keys, None)?.into_iter().collect();
+                let scores: HashMap<u64, f32> =
+                    index.scores(query, &keys, None)?.into_iter().collect();
                 assert_eq!(scores.len(), hits.len(), "{query}, {k}");
                 for (key, score) in &hits {
                     assert!(
