@@ -81,7 +81,8 @@ impl Retriever<'_> {
                 },
             };
             let embed_ms = if retrievals.is_empty() { embed_ms } else { 0.0 };
-            let mut retrieval = self.rank(query, &vector, lists, embed_ms, config, &filters.access)?;
+            let mut retrieval =
+                self.rank(query, &vector, lists, embed_ms, config, &filters.access)?;
             // Embedding and BM25 overlap, so what retrieval took is the wall time beyond the
             // embedding: the two still add up to the time the caller waited.
             retrieval.retrieve_ms = (elapsed_ms(stage_started) - embed_ms).max(0.0);
@@ -193,8 +194,10 @@ impl Retriever<'_> {
     ) -> Result<MissedScores, RetrieveError> {
         let (dense_scores, dense_ms) =
             timed(|| self.store.dense_scores(vector, &missed_by(dense, bm25)));
-        let (bm25_scores, bm25_ms) =
-            timed(|| self.store.keyword_scores(query, &missed_by(bm25, dense), access));
+        let (bm25_scores, bm25_ms) = timed(|| {
+            self.store
+                .keyword_scores(query, &missed_by(bm25, dense), access)
+        });
         stages.dense_ms += dense_ms;
         stages.bm25_ms += bm25_ms;
         Ok(MissedScores {

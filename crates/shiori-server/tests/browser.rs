@@ -108,7 +108,9 @@ impl Driver {
     /// (an inline script or style, a foreign source): the page must work under the policy
     /// every response carries.
     async fn assert_no_policy_violations(&self) {
-        let entries = self.call("POST", "/se/log", json!({"type": "browser"})).await;
+        let entries = self
+            .call("POST", "/se/log", json!({"type": "browser"}))
+            .await;
         let refused: Vec<&Value> = entries
             .as_array()
             .unwrap()
@@ -118,7 +120,10 @@ impl Driver {
                 message.contains("Content Security Policy")
             })
             .collect();
-        assert!(refused.is_empty(), "refused by the page's policy: {refused:?}");
+        assert!(
+            refused.is_empty(),
+            "refused by the page's policy: {refused:?}"
+        );
     }
 
     async fn find(&self, css: &str) -> Option<String> {

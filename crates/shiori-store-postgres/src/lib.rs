@@ -17,8 +17,8 @@ mod write;
 
 pub use conversations::PostgresConversations;
 
-use postgres::{Client, GenericClient, NoTls};
 use bm25::ReaderStatistics;
+use postgres::{Client, GenericClient, NoTls};
 use shiori_core::{Access, Chunk, Filters};
 use shiori_store::{
     ApplyReport, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions, StoreStats,

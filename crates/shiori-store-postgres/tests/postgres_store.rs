@@ -307,9 +307,18 @@ fn scores_of_keys_are_what_search_gives_them() {
         assert_eq!(hits.len(), 12, "{text}: the zebu matches no term");
         let zebu_key = store.keyword_search("zebu", 1, &everything).unwrap()[0].0;
         let keys = keys_and(&hits, zebu_key);
-        same_scores(&hits, store.keyword_scores(text, &keys, &Access::Everything).unwrap(), text);
+        same_scores(
+            &hits,
+            store
+                .keyword_scores(text, &keys, &Access::Everything)
+                .unwrap(),
+            text,
+        );
     }
-    assert!(store.keyword_scores("Rust", &[], &Access::Everything).unwrap().is_empty());
+    assert!(store
+        .keyword_scores("Rust", &[], &Access::Everything)
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

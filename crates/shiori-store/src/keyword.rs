@@ -15,6 +15,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::reader_statistics::ReaderStatistics;
 use shiori_analysis::{
     is_japanese_char, japanese_analyzer_name, query_terms, register_analyzers,
     skips_covered_unigrams, JapaneseTokenization, ENGLISH_ANALYZER, JAPANESE_BIGRAM_ANALYZER,
@@ -24,7 +25,6 @@ use shiori_core::{AllowedKeys, IndexError, KeywordIndex};
 use tantivy::collector::{DocSetCollector, FilterCollector, TopDocs};
 use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
-use crate::reader_statistics::ReaderStatistics;
 use tantivy::query::{Bm25StatisticsProvider, EnableScoring};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
 use tantivy::schema::{
@@ -712,7 +712,8 @@ mod tests {
                 let hits = index.search(query, k, None)?;
                 assert!(!hits.is_empty(), "{query}");
                 let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).collect();
-                let scores: HashMap<u64, f32> = index.scores(query, &keys, None)?.into_iter().collect();
+                let scores: HashMap<u64, f32> =
+                    index.scores(query, &keys, None)?.into_iter().collect();
                 assert_eq!(scores.len(), hits.len(), "{query}, {k}");
                 for (key, score) in &hits {
                     assert!(

@@ -46,7 +46,10 @@ impl ReaderStatistics {
                 .map_err(backend)?;
             let mut bits = BitSet::with_max_value(segment.max_doc());
             for doc in 0..segment.max_doc() {
-                if segment.alive_bitset().is_some_and(|alive| alive.is_deleted(doc)) {
+                if segment
+                    .alive_bitset()
+                    .is_some_and(|alive| alive.is_deleted(doc))
+                {
                     continue;
                 }
                 live += 1;

@@ -11,9 +11,7 @@ use crate::bench::{percentile, proc_status_bytes, read_jsonl};
 use crate::cli::Cli;
 use crate::output;
 use anyhow::{Context, Result};
-use shiori_core::{
-    embedding_input, Access, Filters, Retrieval, RetrievalConfig, RetrievalMode,
-};
+use shiori_core::{embedding_input, Access, Filters, Retrieval, RetrievalConfig, RetrievalMode};
 use shiori_engine::{Config, Engine};
 use shiori_ingest::{content_hash, normalize};
 use shiori_models::{assets::ShioriHome, embed_with_cache, EmbeddingCache};

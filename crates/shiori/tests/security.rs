@@ -358,7 +358,11 @@ fn exchange(addr: &str, request: &str) -> (u16, String, String) {
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    let status = head.get(9..12).unwrap_or_else(|| panic!("empty reply to {request}")).parse().unwrap();
+    let status = head
+        .get(9..12)
+        .unwrap_or_else(|| panic!("empty reply to {request}"))
+        .parse()
+        .unwrap();
     let headers = head
         .lines()
         .skip(1)

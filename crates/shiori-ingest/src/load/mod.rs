@@ -4,12 +4,15 @@ mod csv;
 mod date;
 mod docx;
 mod html;
+mod image;
 mod jsonl;
 mod jsonl_stream;
 mod markdown;
+mod ocr;
 mod office;
 mod pdf;
 mod pdf_cmap;
+mod pdf_scan;
 mod pptx;
 mod records;
 mod table;
@@ -40,6 +43,8 @@ pub(crate) enum Format {
     Docx,
     Xlsx,
     Pptx,
+    /// Photos and scans, read by OCR.
+    Image,
 }
 
 impl Format {
@@ -55,6 +60,7 @@ impl Format {
             "docx" => Some(Format::Docx),
             "xlsx" => Some(Format::Xlsx),
             "pptx" => Some(Format::Pptx),
+            "png" | "jpg" | "jpeg" | "tif" | "tiff" | "webp" => Some(Format::Image),
             _ => None,
         }
     }
@@ -108,6 +114,7 @@ fn parse(
         Format::Docx => single(docx::load(path, bytes, modified)?),
         Format::Xlsx => xlsx::load(path, bytes, modified)?,
         Format::Pptx => pptx::load(path, bytes, modified)?,
+        Format::Image => image::load(path, bytes, modified)?,
         Format::Text | Format::Markdown | Format::Html | Format::Jsonl | Format::Csv => {
             let text = decode_text(path, bytes)?;
             match format {
@@ -229,6 +236,8 @@ mod tests {
         );
         assert_eq!(Format::from_path(Path::new("x.htm")), Some(Format::Html));
         assert_eq!(Format::from_path(Path::new("x.PDF")), Some(Format::Pdf));
+        assert_eq!(Format::from_path(Path::new("x.JPEG")), Some(Format::Image));
+        assert_eq!(Format::from_path(Path::new("x.tif")), Some(Format::Image));
         assert_eq!(Format::from_path(Path::new("x.doc")), None);
         assert_eq!(Format::from_path(Path::new("README")), None);
     }

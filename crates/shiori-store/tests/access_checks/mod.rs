@@ -147,25 +147,44 @@ pub fn check_hidden_chunks_do_not_move_a_readers_scores(store: &mut dyn Document
     store.commit().unwrap();
     let query = "payroll calendar desk";
     let before = store.keyword_search(query, 10, &sales).unwrap();
-    let admin_before = store.keyword_search(query, 10, &Filters::default()).unwrap();
+    let admin_before = store
+        .keyword_search(query, 10, &Filters::default())
+        .unwrap();
     assert!(before.len() >= 2, "{before:?}");
-    assert_eq!(before, admin_before, "a reader of every chunk scores as admin");
+    assert_eq!(
+        before, admin_before,
+        "a reader of every chunk scores as admin"
+    );
     let hidden = (10..16)
         .map(|n| text_file(n, "hr", "payroll payroll calendar restricted note"))
         .collect();
     store.apply(hidden).unwrap();
     store.commit().unwrap();
     let after = store.keyword_search(query, 10, &sales).unwrap();
-    assert_eq!(keys(&after), keys(&before), "hidden chunks are never candidates");
-    assert_same_scores(&after, &before, "hidden chunks moved a reader's BM25 scores");
+    assert_eq!(
+        keys(&after),
+        keys(&before),
+        "hidden chunks are never candidates"
+    );
+    assert_same_scores(
+        &after,
+        &before,
+        "hidden chunks moved a reader's BM25 scores",
+    );
     let mut missed = store
         .keyword_scores(query, &keys(&before), &sales.access)
         .unwrap();
     let mut searched = before.clone();
     missed.sort_by_key(|hit| hit.0);
     searched.sort_by_key(|hit| hit.0);
-    assert_same_scores(&missed, &searched, "fusion's scores differ from the search's");
-    let admin_after = store.keyword_search(query, 10, &Filters::default()).unwrap();
+    assert_same_scores(
+        &missed,
+        &searched,
+        "fusion's scores differ from the search's",
+    );
+    let admin_after = store
+        .keyword_search(query, 10, &Filters::default())
+        .unwrap();
     let public_scores = |hits: &[(u64, f32)]| -> Vec<f32> {
         let wanted = keys(&before);
         hits.iter()
@@ -209,7 +228,10 @@ fn keys(hits: &[(u64, f32)]) -> Vec<u64> {
 fn assert_same_scores(actual: &[(u64, f32)], expected: &[(u64, f32)], why: &str) {
     assert_eq!(keys(actual), keys(expected), "{why}");
     for ((_, a), (_, e)) in actual.iter().zip(expected) {
-        assert!((a - e).abs() <= 1e-5 * e.abs(), "{why}: {expected:?} then {actual:?}");
+        assert!(
+            (a - e).abs() <= 1e-5 * e.abs(),
+            "{why}: {expected:?} then {actual:?}"
+        );
     }
 }
 

@@ -1,0 +1,98 @@
+//! Text from images: scanned pages and photos, read by Tesseract 5 in Japanese (horizontal and
+//! vertical) and English.
+//!
+//! A page is decoded by Leptonica (PNG, JPEG, TIFF, WebP, JPEG 2000, PNM, BMP, GIF) only after
+//! its header shows it fits [`OcrSettings::max_pixels`]; it is made grey, de-skewed, turned
+//! upright by Tesseract's orientation detection and read within [`OcrSettings::page_time_limit`].
+//! Words Tesseract is unsure of are dropped, and the spaces it puts between Japanese characters
+//! are taken out.
+//!
+//! Each thread that reads keeps one Tesseract instance (the language models take ~0.5 s and
+//! ~150 MB to load), so pages are read in parallel by whatever thread pool calls [`recognize`].
+
+mod engine;
+mod error;
+mod image;
+mod openmp;
+mod text;
+
+pub use error::OcrError;
+pub use image::page_count;
+
+use std::time::Duration;
+
+/// The languages every page is read with: Japanese first (its layout analysis handles mixed
+/// Japanese and Latin text), its vertical model for columns written top to bottom, and English.
+pub const LANGUAGES: &str = "jpn+jpn_vert+eng";
+
+/// Bounds and filters for reading one page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OcrSettings {
+    /// Words Tesseract is less confident of (0–100) are dropped: below this they are mostly
+    /// specks, stamps and photos read as letters.
+    pub min_word_confidence: f32,
+    /// Pages larger than this are refused before they are decoded: a decoded page takes four
+    /// bytes a pixel while it is turned grey.
+    pub max_pixels: u64,
+    /// A page still being read after this is given up.
+    pub page_time_limit: Duration,
+}
+
+impl Default for OcrSettings {
+    fn default() -> Self {
+        OcrSettings {
+            min_word_confidence: 30.0,
+            // An A3 page at 600 dpi (7016 × 9921 px) fits.
+            max_pixels: 70_000_000,
+            page_time_limit: Duration::from_secs(120),
+        }
+    }
+}
+
+/// An encoded image (any format Leptonica reads) and which of its pages to read.
+#[derive(Debug, Clone, Copy)]
+pub struct PageImage<'a> {
+    pub bytes: &'a [u8],
+    /// Zero-based; only multi-page TIFFs have more than one.
+    pub page: usize,
+    /// The scan's resolution when the caller knows it better than the file does (an image
+    /// placed on a PDF page, say).
+    pub dpi: Option<u32>,
+}
+
+/// What was read on one page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recognized {
+    /// Paragraphs separated by line breaks; an empty string when nothing legible was found.
+    pub text: String,
+    /// Tesseract's mean word confidence (0–100) over every word it found, kept or not.
+    pub mean_confidence: f32,
+    pub words_kept: usize,
+    pub words_dropped: usize,
+    /// How far the scan was turned from upright, clockwise: 0, 90, 180 or 270.
+    pub rotation_degrees: u16,
+    /// Whether the text was written in vertical columns.
+    pub vertical: bool,
+}
+
+/// Reads the text on one page of an image.
+pub fn recognize(image: PageImage<'_>, settings: &OcrSettings) -> Result<Recognized, OcrError> {
+    let decoded = image::decode(image.bytes, image.page, settings.max_pixels)?;
+    let prepared = image::prepare(decoded, image.dpi)?;
+    let read = engine::with_engine(|engine| engine.read(&prepared, settings.page_time_limit))??;
+    let assembled = text::assemble(&read.words, settings.min_word_confidence);
+    Ok(Recognized {
+        text: assembled.text,
+        mean_confidence: assembled.mean_confidence,
+        words_kept: assembled.words_kept,
+        words_dropped: assembled.words_dropped,
+        rotation_degrees: read.rotation_degrees,
+        vertical: read.vertical,
+    })
+}
+
+/// Starts this thread's Tesseract, so a missing language pack is reported before any page is
+/// read (and so `shiori` can say at start-up that OCR is ready).
+pub fn check_engine() -> Result<(), OcrError> {
+    engine::with_engine(|_| ())
+}
