@@ -234,10 +234,14 @@ mod tests {
     #[test]
     fn a_header_promising_too_many_pixels_is_refused_without_decoding() {
         // A PNG signature and an IHDR chunk for 20,000 × 20,000 px, and no pixel data at all.
-        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-        png.extend_from_slice(&20_000u32.to_be_bytes());
-        png.extend_from_slice(&20_000u32.to_be_bytes());
-        png.extend_from_slice(&[8, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let mut chunk = b"IHDR".to_vec();
+        chunk.extend_from_slice(&20_000u32.to_be_bytes());
+        chunk.extend_from_slice(&20_000u32.to_be_bytes());
+        chunk.extend_from_slice(&[8, 0, 0, 0, 0]);
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\r".to_vec();
+        png.extend_from_slice(&chunk);
+        png.extend_from_slice(&crc32(&chunk).to_be_bytes());
+        png.extend_from_slice(b"\0\0\0\0IEND\xaeB`\x82");
         let refused = decode(&png, 0, 70_000_000).err();
         assert_eq!(
             refused,
@@ -247,6 +251,22 @@ mod tests {
                 limit: 70_000_000
             })
         );
+    }
+
+    /// PNG's chunk checksum (CRC-32, reflected, polynomial 0xEDB88320).
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in bytes {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
     }
 
     #[test]

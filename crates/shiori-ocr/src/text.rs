@@ -20,7 +20,7 @@ pub(crate) struct PageText {
 
 /// The page's text: paragraphs on their own lines, the lines within one joined (a line break
 /// inside a Japanese sentence would split its words for search). Two words are separated by a
-/// space unless one side is Japanese and the other Japanese or punctuation.
+/// space unless one side is Japanese and the other Japanese, punctuation or a digit.
 pub(crate) fn assemble(words: &[Word], min_confidence: f32) -> PageText {
     let found: Vec<&Word> = words.iter().filter(|w| !w.text.trim().is_empty()).collect();
     let mean_confidence = if found.is_empty() {
@@ -60,7 +60,9 @@ fn needs_space(last: char, next: &str) -> bool {
     let Some(first) = next.chars().next() else {
         return false;
     };
-    let tight = |a: char, b: char| is_japanese(a) && (is_japanese(b) || is_punctuation(b));
+    let tight = |a: char, b: char| {
+        is_japanese(a) && (is_japanese(b) || is_punctuation(b) || b.is_ascii_digit())
+    };
     !(tight(last, first) || tight(first, last))
 }
 
