@@ -55,8 +55,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
     }
     let settings = ocr::settings();
     read.par_extend(scanned.into_par_iter().map(|(number, id, layer)| {
-        let outcome =
-            guarded(|| scanned_page(&pdf, id, layer, &settings)).unwrap_or_else(|panic| Err(panic));
+        let outcome = guarded(|| scanned_page(&pdf, id, layer, &settings)).unwrap_or_else(Err);
         (number, outcome)
     }));
     read.sort_by_key(|(number, _)| *number);
