@@ -2,8 +2,9 @@
 //! like any file, and what Tesseract read is compared with the text they were set from.
 //! Missing Python, Pillow or Tesseract's language packs fail these tests; nothing is skipped.
 
+use lopdf::{dictionary, Object, Stream};
 use serde::Deserialize;
-use shiori_ingest::{load_file, normalize, IngestError};
+use shiori_ingest::{load_bytes, load_file, normalize, samples, IngestError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -185,4 +186,54 @@ fn a_huge_image_is_refused_by_its_header_and_a_truncated_one_fails_alone() {
     let error = load_file(&scan_path("truncated.png"), 0).unwrap_err();
     assert!(matches!(error, IngestError::Parse { .. }), "{error}");
     assert!(error.to_string().contains("truncated.png: "), "{error}");
+}
+
+/// A text PDF whose second page also draws the JPEG scan `photo.jpg` over the whole page.
+fn text_pdf_with_scan_on_page_two(pages: &[&str]) -> Vec<u8> {
+    let photo = std::fs::read(scan_path("photo.jpg")).expect("photo.jpg");
+    let mut pdf = lopdf::Document::load_mem(&samples::pdf(pages).expect("pdf")).expect("parse");
+    let image = pdf.add_object(Stream::new(
+        dictionary! {
+            "Type" => "XObject", "Subtype" => "Image", "Width" => 2481, "Height" => 3507,
+            "ColorSpace" => "DeviceRGB", "BitsPerComponent" => 8, "Filter" => "DCTDecode",
+        },
+        photo,
+    ));
+    let page_two = pdf.get_pages()[&2];
+    let parent = pdf.get_dictionary(page_two).and_then(|p| p.get(b"Parent")).and_then(Object::as_reference).expect("parent");
+    let resources = pdf.get_dictionary(parent).and_then(|p| p.get(b"Resources")).and_then(Object::as_reference).expect("resources");
+    pdf.get_dictionary_mut(resources).expect("resources").set("XObject", dictionary! { "Im1" => image });
+    let contents = pdf.get_dictionary(page_two).and_then(|p| p.get(b"Contents")).and_then(Object::as_reference).expect("contents");
+    let stream = pdf.get_object_mut(contents).and_then(Object::as_stream_mut).expect("stream");
+    let mut content = stream.content.clone();
+    content.extend_from_slice(b"\nq 595 0 0 842 0 0 cm /Im1 Do Q\n");
+    stream.set_content(content);
+    let mut bytes = Vec::new();
+    pdf.save_to(&mut bytes).expect("save");
+    bytes
+}
+
+#[test]
+fn a_page_with_stray_text_over_a_scan_is_read_by_ocr_and_a_text_page_as_before() {
+    let text_page = "Quarterly report: revenue grew 12% in the third quarter.";
+    let bytes = text_pdf_with_scan_on_page_two(&[text_page, "3"]);
+    let loaded = load_bytes(Path::new("mixed.pdf"), bytes, 0).expect("mixed.pdf");
+    let [first, second] = loaded.documents.as_slice() else {
+        panic!("two pages: {:?}", loaded.documents);
+    };
+    assert_eq!(first.text, text_page);
+    assert!(!first.metadata.contains_key("ocr"));
+    assert_eq!(second.source, "mixed.pdf p.2");
+    assert_eq!(second.metadata["ocr"], "tesseract");
+    let source = "Employees may work from home up to three days a week.";
+    assert!(second.text.starts_with(source), "{}", second.text);
+}
+
+#[test]
+fn a_page_with_a_full_text_layer_keeps_it_even_over_an_image() {
+    let layer = "This page has its own text layer of several words, made by a scanner's OCR.";
+    let bytes = text_pdf_with_scan_on_page_two(&["first page of text", layer]);
+    let loaded = load_bytes(Path::new("searchable.pdf"), bytes, 0).expect("searchable.pdf");
+    assert_eq!(loaded.documents[1].text, layer);
+    assert!(!loaded.documents[1].metadata.contains_key("ocr"));
 }

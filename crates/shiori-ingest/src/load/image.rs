@@ -8,7 +8,12 @@ use std::path::Path;
 
 /// A photo or scan read by OCR: one document for the image, or one per page of a multi-page
 /// TIFF (`scan.tif p.2`), pages read in parallel. A page that cannot be read fails alone.
-pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
+pub(super) fn load(
+    path: &Path,
+    bytes: Vec<u8>,
+    modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
+) -> Result<LoadedFile, IngestError> {
     if bytes.is_empty() {
         return Err(IngestError::Empty {
             path: path.to_path_buf(),
@@ -28,7 +33,9 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
                 page,
                 dpi: None,
             };
-            recognize(image, &settings)
+            let read = recognize(image, &settings);
+            pages_read(1);
+            read
         })
         .collect();
     if pages == 1 {

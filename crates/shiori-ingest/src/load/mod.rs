@@ -89,12 +89,24 @@ pub fn load_file(path: &Path, modified: i64) -> Result<LoadedFile, IngestError> 
         path: path.to_path_buf(),
         source,
     })?;
-    parse(path, format, bytes, modified)
+    parse(path, format, bytes, modified, &|_| {})
 }
 
 /// Parses the contents of `path` that the caller already read (to hash them, say).
 pub fn load_bytes(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
-    parse(path, format_of(path)?, bytes, modified)
+    load_bytes_counting(path, bytes, modified, &|_| {})
+}
+
+/// [`load_bytes`], telling `pages_read` how many pages of a PDF or image it has read so far, as
+/// it goes: a scanned PDF is read by OCR at a few pages a second, so progress shows pages, not
+/// just files. It is called from the threads that read the pages.
+pub fn load_bytes_counting(
+    path: &Path,
+    bytes: Vec<u8>,
+    modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
+) -> Result<LoadedFile, IngestError> {
+    parse(path, format_of(path)?, bytes, modified, pages_read)
 }
 
 fn format_of(path: &Path) -> Result<Format, IngestError> {
@@ -108,13 +120,14 @@ fn parse(
     format: Format,
     bytes: Vec<u8>,
     modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
 ) -> Result<LoadedFile, IngestError> {
     let loaded = match format {
-        Format::Pdf => pdf::load(path, bytes, modified)?,
+        Format::Pdf => pdf::load(path, bytes, modified, pages_read)?,
         Format::Docx => single(docx::load(path, bytes, modified)?),
         Format::Xlsx => xlsx::load(path, bytes, modified)?,
         Format::Pptx => pptx::load(path, bytes, modified)?,
-        Format::Image => image::load(path, bytes, modified)?,
+        Format::Image => image::load(path, bytes, modified, pages_read)?,
         Format::Text | Format::Markdown | Format::Html | Format::Jsonl | Format::Csv => {
             let text = decode_text(path, bytes)?;
             match format {

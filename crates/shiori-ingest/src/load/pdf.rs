@@ -17,7 +17,12 @@ use std::sync::Once;
 /// A PDF's text layer, one document per page with text, so every chunk knows its page (`page`
 /// in metadata, `p.N` in the source). A page that cannot be read fails alone. Encrypted PDFs
 /// open only when the empty user password opens them.
-pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
+pub(super) fn load(
+    path: &Path,
+    bytes: Vec<u8>,
+    modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
+) -> Result<LoadedFile, IngestError> {
     if bytes.is_empty() {
         return Err(IngestError::Empty {
             path: path.to_path_buf(),
@@ -49,6 +54,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
         match layer {
             Ok(text) if ocr::visible_chars(&text) >= ocr::MIN_TEXT_LAYER_CHARS => {
                 read.push((number, Ok(Some((text, None)))));
+                pages_read(1);
             }
             layer => scanned.push((number, id, layer)),
         }
@@ -56,6 +62,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
     let settings = ocr::settings();
     read.par_extend(scanned.into_par_iter().map(|(number, id, layer)| {
         let outcome = guarded(|| scanned_page(&pdf, id, layer, &settings)).unwrap_or_else(Err);
+        pages_read(1);
         (number, outcome)
     }));
     read.sort_by_key(|(number, _)| *number);

@@ -287,14 +287,19 @@ fn raw_as_pnm(
                 .collect()
         }
     };
-    if stencil {
-        // A stencil paints where its samples are 0.
+    if decode_inverted(dict) && palette.is_none() {
         pixels.iter_mut().for_each(|p| *p = 255 - *p);
     }
     let magic = if channels == 3 { "P6" } else { "P5" };
     let mut pnm = format!("{magic}\n{width} {height}\n255\n").into_bytes();
     pnm.extend_from_slice(&pixels);
     Ok(pnm)
+}
+
+/// A `Decode` array of `[1 0 …]` swaps dark and light (a stencil's `[1 0]` paints its 1s).
+fn decode_inverted(dict: &Dictionary) -> bool {
+    let first = dict.get(b"Decode").and_then(Object::as_array).ok().and_then(|d| d.first());
+    first.and_then(|value| value.as_float().ok()) == Some(1.0)
 }
 
 enum ColourSpace {
@@ -392,4 +397,36 @@ fn unpack(data: &[u8], per_row: usize, rows: usize, bits: u32) -> Result<Vec<u8>
         }));
     }
     Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_samples_are_unpacked_row_by_row() {
+        // Two rows of three 1-bit samples, each row padded to a whole byte.
+        let bits = unpack(&[0b1010_0000, 0b0110_0000], 3, 2, 1).expect("unpack");
+        assert_eq!(bits, [1, 0, 1, 0, 1, 1]);
+        assert_eq!(unpack(&[0x1f], 2, 1, 4).expect("unpack"), [1, 15]);
+        assert!(unpack(&[0xff], 9, 1, 1).is_err());
+    }
+
+    #[test]
+    fn ascii_hex_skips_whitespace_and_stops_at_its_end_marker() {
+        assert_eq!(ascii_hex(b"48 65\n6c6C6f>junk").expect("hex"), b"Hello");
+        assert_eq!(ascii_hex(b"7>").expect("hex"), [0x70]);
+        assert!(ascii_hex(b"zz").is_err());
+    }
+
+    #[test]
+    fn raw_grey_samples_become_a_pgm_and_an_inverting_decode_is_applied() {
+        let pdf = PdfDocument::with_version("1.5");
+        let mut dict = lopdf::dictionary! { "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8 };
+        let pnm = raw_as_pnm(&pdf, &dict, &[0, 255], 2, 1).expect("pnm");
+        assert_eq!(pnm, b"P5\n2 1\n255\n\x00\xff");
+        dict.set("Decode", vec![1.into(), 0.into()]);
+        let pnm = raw_as_pnm(&pdf, &dict, &[0, 255], 2, 1).expect("pnm");
+        assert_eq!(pnm, b"P5\n2 1\n255\n\xff\x00");
+    }
 }
