@@ -18,7 +18,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let records: Vec<(PathBuf, Value)> = std::fs::read_to_string(corpus)?
         .lines()
         .enumerate()
-        .map(|(n, line)| Ok((PathBuf::from(scans).join(format!("{n}.png")), serde_json::from_str(line)?)))
+        .map(|(n, line)| {
+            Ok((
+                PathBuf::from(scans).join(format!("{n}.png")),
+                serde_json::from_str(line)?,
+            ))
+        })
         .collect::<Result<Vec<_>, serde_json::Error>>()?
         .into_iter()
         .filter(|(scan, _)| scan.exists())

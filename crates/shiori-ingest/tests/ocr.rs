@@ -200,11 +200,28 @@ fn text_pdf_with_scan_on_page_two(pages: &[&str]) -> Vec<u8> {
         photo,
     ));
     let page_two = pdf.get_pages()[&2];
-    let parent = pdf.get_dictionary(page_two).and_then(|p| p.get(b"Parent")).and_then(Object::as_reference).expect("parent");
-    let resources = pdf.get_dictionary(parent).and_then(|p| p.get(b"Resources")).and_then(Object::as_reference).expect("resources");
-    pdf.get_dictionary_mut(resources).expect("resources").set("XObject", dictionary! { "Im1" => image });
-    let contents = pdf.get_dictionary(page_two).and_then(|p| p.get(b"Contents")).and_then(Object::as_reference).expect("contents");
-    let stream = pdf.get_object_mut(contents).and_then(Object::as_stream_mut).expect("stream");
+    let parent = pdf
+        .get_dictionary(page_two)
+        .and_then(|p| p.get(b"Parent"))
+        .and_then(Object::as_reference)
+        .expect("parent");
+    let resources = pdf
+        .get_dictionary(parent)
+        .and_then(|p| p.get(b"Resources"))
+        .and_then(Object::as_reference)
+        .expect("resources");
+    pdf.get_dictionary_mut(resources)
+        .expect("resources")
+        .set("XObject", dictionary! { "Im1" => image });
+    let contents = pdf
+        .get_dictionary(page_two)
+        .and_then(|p| p.get(b"Contents"))
+        .and_then(Object::as_reference)
+        .expect("contents");
+    let stream = pdf
+        .get_object_mut(contents)
+        .and_then(Object::as_stream_mut)
+        .expect("stream");
     let mut content = stream.content.clone();
     content.extend_from_slice(b"\nq 595 0 0 842 0 0 cm /Im1 Do Q\n");
     stream.set_content(content);

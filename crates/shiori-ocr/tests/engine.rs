@@ -65,7 +65,11 @@ fn every_page_of_a_tiff_is_read() {
         ..page(&bytes)
     };
     let read = recognize(second, &OcrSettings::default()).expect("read");
-    assert!(read.text.starts_with("The quarterly report"), "{}", read.text);
+    assert!(
+        read.text.starts_with("The quarterly report"),
+        "{}",
+        read.text
+    );
     let third = PageImage {
         page: 2,
         ..page(&bytes)
@@ -93,7 +97,17 @@ fn a_pixel_limit_refuses_the_page_before_it_is_decoded() {
         ..OcrSettings::default()
     };
     let error = recognize(page(&bytes), &small).unwrap_err();
-    assert!(matches!(error, OcrError::TooLarge { width: 2481, height: 3507, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            OcrError::TooLarge {
+                width: 2481,
+                height: 3507,
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[test]

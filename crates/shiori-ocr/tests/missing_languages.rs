@@ -9,6 +9,9 @@ fn missing_language_packs_name_the_packages_to_install() {
     // The only test of this binary: no other thread reads the environment meanwhile.
     std::env::set_var("TESSDATA_PREFIX", empty.path());
     let error = check_engine().unwrap_err();
-    assert!(matches!(error, OcrError::EngineUnavailable { .. }), "{error}");
+    assert!(
+        matches!(error, OcrError::EngineUnavailable { .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("tesseract-ocr-jpn"), "{error}");
 }

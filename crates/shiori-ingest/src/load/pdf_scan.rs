@@ -298,7 +298,11 @@ fn raw_as_pnm(
 
 /// A `Decode` array of `[1 0 …]` swaps dark and light (a stencil's `[1 0]` paints its 1s).
 fn decode_inverted(dict: &Dictionary) -> bool {
-    let first = dict.get(b"Decode").and_then(Object::as_array).ok().and_then(|d| d.first());
+    let first = dict
+        .get(b"Decode")
+        .and_then(Object::as_array)
+        .ok()
+        .and_then(|d| d.first());
     first.and_then(|value| value.as_float().ok()) == Some(1.0)
 }
 
