@@ -2,7 +2,7 @@
 
 use crate::image::Prepared;
 use crate::text::Word;
-use crate::{openmp, OcrError, LANGUAGES};
+use crate::{openmp, Languages, OcrError};
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::{self, NonNull};
@@ -17,15 +17,25 @@ const VARIABLES: [(&CStr, &CStr); 2] = [
     (c"debug_file", c"/dev/null"),
 ];
 
+type Slot = RefCell<Option<Result<Engine, OcrError>>>;
+
 thread_local! {
-    static ENGINE: RefCell<Option<Result<Engine, OcrError>>> = const { RefCell::new(None) };
+    static HORIZONTAL: Slot = const { RefCell::new(None) };
+    static ALL: Slot = const { RefCell::new(None) };
 }
 
-/// Runs `work` with this thread's engine, starting it on first use.
-pub(crate) fn with_engine<T>(work: impl FnOnce(&mut Engine) -> T) -> Result<T, OcrError> {
-    ENGINE.with(|slot| {
+/// Runs `work` with this thread's engine for `languages`, starting it on first use.
+pub(crate) fn with_engine<T>(
+    languages: Languages,
+    work: impl FnOnce(&mut Engine) -> T,
+) -> Result<T, OcrError> {
+    let slot = match languages {
+        Languages::Horizontal => &HORIZONTAL,
+        Languages::All => &ALL,
+    };
+    slot.with(|slot| {
         let mut slot = slot.borrow_mut();
-        match slot.get_or_insert_with(Engine::start) {
+        match slot.get_or_insert_with(|| Engine::start(languages)) {
             Ok(engine) => Ok(work(engine)),
             Err(error) => Err(error.clone()),
         }
@@ -42,16 +52,16 @@ pub(crate) struct Read {
 pub(crate) struct Engine(NonNull<tess::TessBaseAPI>);
 
 impl Engine {
-    fn start() -> Result<Engine, OcrError> {
+    fn start(languages: Languages) -> Result<Engine, OcrError> {
         openmp::run_serially();
         let unavailable = OcrError::EngineUnavailable {
-            languages: LANGUAGES,
+            languages: languages.tesseract(),
         };
         // SAFETY: creates a new API object or returns null.
         let engine = NonNull::new(unsafe { tess::TessBaseAPICreate() })
             .map(Engine)
             .ok_or(unavailable.clone())?;
-        let languages = CString::new(LANGUAGES).map_err(|_| unavailable.clone())?;
+        let languages = CString::new(languages.tesseract()).map_err(|_| unavailable.clone())?;
         // SAFETY: `engine` is live; a null data path means TESSDATA_PREFIX or the built-in one.
         let status =
             unsafe { tess::TessBaseAPIInit3(engine.ptr(), ptr::null(), languages.as_ptr()) };
