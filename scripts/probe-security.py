@@ -142,8 +142,10 @@ def probe_paths(server, data_dir):
     error = (json.loads(stats).get("last_reindex") or {}).get("error") or ""
     looks_absolute = any(error.startswith(p) or f" {p}" in error
                          for p in ("/home/", "/tmp/", "/srv/", "/root/", "/var/", "/work/"))
+    stored = error[:120] or ("none stored: give the server an [eval] dataset that does not "
+                             "exist to probe a stored error")
     report("4 /api/stats and /api/eval name no server folder", not leaked and not looks_absolute,
-           f"eval {status}; last error: {error[:120] or 'none'}")
+           f"eval {status}; last error: {stored}")
 
 
 def probe_side_channels(server, group):

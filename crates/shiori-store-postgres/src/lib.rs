@@ -146,6 +146,10 @@ fn redacted(url: &str) -> String {
     }
 }
 
+/// A reader's BM25 statistics (`None`: it reads every chunk) and the write generation they
+/// describe.
+type ComputedStatistics = (String, Option<ReaderStatistics>);
+
 /// A Shiori store in a PostgreSQL database with pgvector.
 pub struct PostgresStore {
     client: Mutex<Client>,
@@ -155,7 +159,7 @@ pub struct PostgresStore {
     hnsw: HnswParams,
     /// Each set of readable groups' BM25 statistics, with the write generation they describe
     /// (any process's write moves it on).
-    readers: Mutex<HashMap<BTreeSet<String>, (String, Option<ReaderStatistics>)>>,
+    readers: Mutex<HashMap<BTreeSet<String>, ComputedStatistics>>,
 }
 
 impl PostgresStore {

@@ -404,28 +404,25 @@ mod access_checks;
 fn reads_stay_in_the_readers_groups() {
     let server = started();
     for seed in [1, 2, 3] {
-        let url = server.create_database(&format!("access{seed}")).unwrap();
-        let postgres = PostgresOptions {
-            url,
-            password: None,
-            hnsw: HnswParams::default(),
-        };
-        migrate(&postgres).unwrap();
-        let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+        let mut store = migrated_store(&server, &format!("access{seed}"));
         access_checks::check_reads_stay_in_groups(&mut store, seed);
     }
+}
+
+/// A store in a new, migrated database of `server`.
+fn migrated_store(server: &TestServer, name: &str) -> PostgresStore {
+    let postgres = PostgresOptions {
+        url: server.create_database(name).unwrap(),
+        password: None,
+        hnsw: HnswParams::default(),
+    };
+    migrate(&postgres).unwrap();
+    PostgresStore::open(&postgres, options("test-embedder")).unwrap()
 }
 
 #[test]
 fn hidden_chunks_do_not_move_a_readers_bm25_scores() {
     let server = started();
-    let url = server.create_database("statistics").unwrap();
-    let postgres = PostgresOptions {
-        url,
-        password: None,
-        hnsw: HnswParams::default(),
-    };
-    migrate(&postgres).unwrap();
-    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let mut store = migrated_store(&server, "statistics");
     access_checks::check_hidden_chunks_do_not_move_a_readers_scores(&mut store);
 }

@@ -459,12 +459,9 @@ impl<'a> Scoring<'a> {
 }
 
 impl TantivyKeywordIndex {
-    /// The statistics BM25 scores a reader's queries with when it may read the chunks with
-    /// `allowed` keys only; `None` when that is every chunk.
-    pub fn reader_statistics(
-        &self,
-        allowed: &AllowedKeys,
-    ) -> Result<Option<ReaderStatistics>, IndexError> {
+    /// The statistics BM25 scores the queries of a reader of the chunks with `allowed` keys
+    /// with.
+    pub fn reader_statistics(&self, allowed: &AllowedKeys) -> Result<ReaderStatistics, IndexError> {
         let fields: Vec<Field> = self.fields.iter().map(|field| field.field).collect();
         ReaderStatistics::of(self.reader.searcher(), allowed, KEY_FIELD, &fields)
     }
@@ -690,7 +687,7 @@ mod tests {
 
     /// Whether a search for `k` chunks refines the best the other terms found.
     fn refines(index: &TantivyKeywordIndex, query: &str, k: usize) -> Result<bool, IndexError> {
-        let scoring = Scoring::new(&index, None);
+        let scoring = Scoring::new(index, None);
         let searcher = &scoring.searcher;
         let (matching, refining) = index.query_terms(searcher, query);
         let depth = k * REFINED_DEPTH;

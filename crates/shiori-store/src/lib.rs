@@ -162,6 +162,9 @@ pub(crate) struct Counts {
     pub chunks: u64,
 }
 
+/// A reader's BM25 statistics and the index generation they describe.
+type ComputedStatistics = (u64, Arc<ReaderStatistics>);
+
 const DIRTY: &str = "derived_dirty";
 /// The size and CRC-32 `vectors.usearch` had when last committed.
 const VECTORS_CHECKSUM: &str = "vectors_checksum";
@@ -182,7 +185,7 @@ pub struct Store {
     /// never reused).
     readable: Mutex<HashMap<BTreeSet<String>, AllowedKeys>>,
     /// Each set of readable groups' BM25 statistics, with the index generation they describe.
-    statistics: Mutex<HashMap<BTreeSet<String>, (u64, Option<Arc<ReaderStatistics>>)>>,
+    statistics: Mutex<HashMap<BTreeSet<String>, ComputedStatistics>>,
 }
 
 impl Store {
@@ -362,9 +365,10 @@ impl Store {
         Ok(keys)
     }
 
-    /// The statistics BM25 scores the searches of a reader limited to `access` with: its own
-    /// when some chunk is hidden from it, so hidden chunks do not move its scores (see
-    /// [`ReaderStatistics`]); computed once per index generation and set of groups.
+    /// The statistics BM25 scores the searches of a reader limited to `access` with: for a
+    /// reader limited to groups, its own, so chunks it cannot read do not move its scores (see
+    /// [`ReaderStatistics`]), computed once per index generation and set of groups; `None`
+    /// (the index's) for a reader of everything.
     fn reader_statistics(
         &self,
         access: &Access,
@@ -376,7 +380,7 @@ impl Store {
         let cache = || self.statistics.lock().map_err(|_| StoreError::Poisoned);
         if let Some((computed_on, statistics)) = cache()?.get(groups) {
             if *computed_on == generation {
-                return Ok(statistics.clone());
+                return Ok(Some(Arc::clone(statistics)));
             }
         }
         let only_access = Filters {
@@ -384,9 +388,9 @@ impl Store {
             ..Filters::default()
         };
         let readable = self.readable_keys(groups, &only_access)?;
-        let statistics = self.keywords.reader_statistics(&readable)?.map(Arc::new);
-        cache()?.insert(groups.clone(), (generation, statistics.clone()));
-        Ok(statistics)
+        let statistics = Arc::new(self.keywords.reader_statistics(&readable)?);
+        cache()?.insert(groups.clone(), (generation, Arc::clone(&statistics)));
+        Ok(Some(statistics))
     }
 
     fn readable_cache(

@@ -26,17 +26,19 @@ pub struct ReaderStatistics {
 
 impl ReaderStatistics {
     /// The statistics of the reader of the chunks with `allowed` keys, on `searcher`'s
-    /// generation; `None` when it reads every live chunk, so the index's own statistics are its.
-    /// One pass over every document's key and field lengths.
+    /// generation: one pass over every document's key and field lengths. Computed even when
+    /// that reader reads every live chunk: the index's own statistics count deleted chunks
+    /// until segments merge and exact field lengths, so switching to them would move the
+    /// reader's scores when the first chunk is hidden from it, or the last one shown.
     pub(crate) fn of(
         searcher: Searcher,
         allowed: &AllowedKeys,
         key_field: &str,
         fields: &[Field],
-    ) -> Result<Option<ReaderStatistics>, IndexError> {
+    ) -> Result<ReaderStatistics, IndexError> {
         let mut readable = Vec::with_capacity(searcher.segment_readers().len());
         let mut tokens: HashMap<Field, u64> = fields.iter().map(|&field| (field, 0)).collect();
-        let (mut chunks, mut live) = (0u64, 0u64);
+        let mut chunks = 0u64;
         for segment in searcher.segment_readers() {
             let keys = segment.fast_fields().u64(key_field).map_err(backend)?;
             let norms = fields
@@ -52,7 +54,6 @@ impl ReaderStatistics {
                 {
                     continue;
                 }
-                live += 1;
                 if !keys.first(doc).is_some_and(|key| allowed.contains(&key)) {
                     continue;
                 }
@@ -64,13 +65,13 @@ impl ReaderStatistics {
             }
             readable.push(bits);
         }
-        Ok((chunks < live).then(|| ReaderStatistics {
+        Ok(ReaderStatistics {
             searcher,
             readable,
             chunks,
             tokens,
             doc_freqs: Mutex::new(HashMap::new()),
-        }))
+        })
     }
 
     /// The index generation these statistics describe; a search with them runs on it.

@@ -141,9 +141,16 @@ pub fn check_hidden_chunks_do_not_move_a_readers_scores(store: &mut dyn Document
         "payroll questions go to the payroll desk on the second floor",
     ];
     let files = public.iter().enumerate();
-    store
-        .apply(files.map(|(n, text)| text_file(n, "", text)).collect())
-        .unwrap();
+    let mut changes: Vec<FileChange> = files.map(|(n, text)| text_file(n, "", text)).collect();
+    // A removed chunk lingers in the index's own statistics until segments merge: a reader's
+    // scores must not depend on whether it is counted.
+    changes.push(text_file(9, "", "payroll calendar of a removed file"));
+    store.apply(changes).unwrap();
+    store.commit().unwrap();
+    let removed = FileChange::Remove {
+        path: format!("docs/file-{}.md", 100 + 9),
+    };
+    store.apply(vec![removed]).unwrap();
     store.commit().unwrap();
     let query = "payroll calendar desk";
     let before = store.keyword_search(query, 10, &sales).unwrap();
@@ -152,8 +159,9 @@ pub fn check_hidden_chunks_do_not_move_a_readers_scores(store: &mut dyn Document
         .unwrap();
     assert!(before.len() >= 2, "{before:?}");
     assert_eq!(
-        before, admin_before,
-        "a reader of every chunk scores as admin"
+        keys(&before),
+        keys(&admin_before),
+        "a reader of every chunk finds what admin finds"
     );
     let hidden = (10..16)
         .map(|n| text_file(n, "hr", "payroll payroll calendar restricted note"))
