@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Retrieval on OCR'd text against the same text typed: the first N (200) paragraphs of a BEIR
-# corpus (default /work/shared/data/jsquad-valid) and their questions are set as 200-dpi scans
+# corpus (default ../shared/data/jsquad-valid) and their questions are set as 200-dpi scans
 # (Pillow, IPA Gothic), read back by Shiori's image loader, and both copies are evaluated with
 # `shiori eval` (MODE: bm25, dense or hybrid). Prints both nDCG@10 and their difference.
 # Usage: scripts/ocr-retrieval-check.sh [DATASET] [N] [MODE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dataset=${1:-/work/shared/data/jsquad-valid}
+dataset=${1:-../shared/data/jsquad-valid}
 count=${2:-200}
 mode=${3:-bm25}
 work=$(mktemp -d)

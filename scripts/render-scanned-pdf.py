@@ -1,9 +1,10 @@
 """Writes an image-only PDF of N scanned pages (200 dpi, bilevel CCITT G4, as office scanners
 write them) for `shiori bench ingest`: each page sets a few paragraphs of a BEIR corpus
-(default: jsquad-valid) in IPA Gothic. Usage: render-scanned-pdf.py N OUT.pdf [CORPUS.jsonl]"""
+(default: ../shared/data/jsquad-valid beside the repository) in IPA Gothic. Usage: render-scanned-pdf.py N OUT.pdf [CORPUS.jsonl]"""
 
 import itertools
 import json
+import os
 import sys
 
 from PIL import Image, ImageDraw, ImageFont
@@ -36,7 +37,9 @@ def pages(count, paragraphs):
 
 def main():
     count, out = int(sys.argv[1]), sys.argv[2]
-    corpus = sys.argv[3] if len(sys.argv) > 3 else "/work/shared/data/jsquad-valid/corpus.jsonl"
+    beside_repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
+    default = os.path.join(beside_repo, "data", "jsquad-valid", "corpus.jsonl")
+    corpus = sys.argv[3] if len(sys.argv) > 3 else default
     paragraphs = [json.loads(line)["text"] for line in open(corpus, encoding="utf-8")]
     images = pages(count, paragraphs)
     first = next(images)
