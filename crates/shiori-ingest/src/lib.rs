@@ -12,7 +12,7 @@ mod walk;
 pub use chunk::{chunk_document, ChunkError};
 pub use error::{IngestError, IngestFailure};
 pub use hash::{content_hash, file_content_hash};
-pub use load::{is_supported, load_bytes, load_file, JsonlStream, LoadedFile};
+pub use load::{is_supported, load_bytes, load_bytes_counting, load_file, JsonlStream, LoadedFile};
 pub use normalize::normalize;
 pub use samples::SampleError;
 pub use walk::{discover, unix_nanos, DiscoveredFile, WalkOptions};

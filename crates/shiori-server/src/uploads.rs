@@ -50,7 +50,8 @@ pub fn sanitize_name(raw: &str) -> Result<String, ApiError> {
     }
     if !shiori_ingest::is_supported(Path::new(&name)) {
         return Err(ApiError::UnsupportedMediaType(format!(
-            "a supported document type (.txt, .md, .html, .csv, .jsonl, .pdf, .docx, .xlsx, .pptx); \
+            "a supported document type (.txt, .md, .html, .csv, .jsonl, .pdf, .docx, .xlsx, .pptx, \
+             .png, .jpg, .jpeg, .tif, .tiff, .webp); \
              {raw:?} is not one"
         )));
     }

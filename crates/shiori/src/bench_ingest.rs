@@ -1,5 +1,5 @@
 //! `shiori bench ingest`: how fast the loaders turn files into documents (PDF pages, slides,
-//! sheets), timed over several runs of the same file.
+//! sheets, pages read by OCR), timed over several runs of the same file.
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -20,12 +20,15 @@ struct IngestBench {
     /// Pages of a PDF (blank ones included), otherwise the documents the file yields.
     pages: usize,
     documents: usize,
+    /// Documents read by OCR (scanned PDF pages, images, TIFF pages).
+    ocr_pages: usize,
     chars: usize,
     runs: usize,
     median_ms: f64,
     min_ms: f64,
     max_ms: f64,
     pages_per_second: f64,
+    ocr_pages_per_second: f64,
 }
 
 pub fn ingest(
@@ -57,9 +60,17 @@ pub fn ingest(
         results
             .iter()
             .map(|r| {
+                let ocr = if r.ocr_pages > 0 {
+                    format!(
+                        "; {} pages by OCR = {:.2} OCR pages/s",
+                        r.ocr_pages, r.ocr_pages_per_second
+                    )
+                } else {
+                    String::new()
+                };
                 format!(
                     "{}: {} pages ({} documents, {} chars) in median {:.1} ms over {} runs \
-                     (min {:.1}, max {:.1}) = {:.1} pages/s",
+                     (min {:.1}, max {:.1}) = {:.1} pages/s{ocr}",
                     r.file,
                     r.pages,
                     r.documents,
@@ -93,6 +104,10 @@ fn measure(path: &Path, runs: usize) -> Result<IngestBench> {
         .and_then(|d| d.metadata.get("pages"))
         .and_then(|pages| pages.parse().ok())
         .unwrap_or(documents.len());
+    let ocr_pages = documents
+        .iter()
+        .filter(|d| d.metadata.contains_key("ocr"))
+        .count();
     times_ms.sort_by(f64::total_cmp);
     let median_ms = median(&times_ms);
     Ok(IngestBench {
@@ -100,12 +115,14 @@ fn measure(path: &Path, runs: usize) -> Result<IngestBench> {
         bytes: bytes.len() as u64,
         pages,
         documents: documents.len(),
+        ocr_pages,
         chars: documents.iter().map(|d| d.text.chars().count()).sum(),
         runs,
         median_ms,
         min_ms: times_ms.first().copied().unwrap_or_default(),
         max_ms: times_ms.last().copied().unwrap_or_default(),
         pages_per_second: pages as f64 / (median_ms / 1000.0),
+        ocr_pages_per_second: ocr_pages as f64 / (median_ms / 1000.0),
     })
 }
 

@@ -1,10 +1,15 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// A progress bar on stderr; indicatif hides it when stderr is not a terminal.
 #[derive(Default)]
 pub struct Bar {
     current: Mutex<Option<ProgressBar>>,
+    phase: Mutex<String>,
+    /// Pages of PDFs and images read in this phase; shown beside the phase, since one scanned
+    /// PDF can take minutes of OCR while the file count stands still.
+    pages: AtomicU64,
 }
 
 impl shiori_engine::Progress for Bar {
@@ -16,6 +21,10 @@ impl shiori_engine::Progress for Bar {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_message(phase.to_string());
+        self.pages.store(0, Ordering::Relaxed);
+        if let Ok(mut name) = self.phase.lock() {
+            *name = phase.to_string();
+        }
         if let Ok(mut current) = self.current.lock() {
             *current = Some(bar);
         }
@@ -25,6 +34,15 @@ impl shiori_engine::Progress for Bar {
         if let Ok(current) = self.current.lock() {
             if let Some(bar) = current.as_ref() {
                 bar.inc(done);
+            }
+        }
+    }
+
+    fn pages_read(&self, pages: u64) {
+        let total = self.pages.fetch_add(pages, Ordering::Relaxed) + pages;
+        if let (Ok(current), Ok(phase)) = (self.current.lock(), self.phase.lock()) {
+            if let Some(bar) = current.as_ref() {
+                bar.set_message(format!("{phase} ({total} pages)"));
             }
         }
     }

@@ -4,12 +4,15 @@ mod csv;
 mod date;
 mod docx;
 mod html;
+mod image;
 mod jsonl;
 mod jsonl_stream;
 mod markdown;
+mod ocr;
 mod office;
 mod pdf;
 mod pdf_cmap;
+mod pdf_scan;
 mod pptx;
 mod records;
 mod table;
@@ -40,6 +43,8 @@ pub(crate) enum Format {
     Docx,
     Xlsx,
     Pptx,
+    /// Photos and scans, read by OCR.
+    Image,
 }
 
 impl Format {
@@ -55,6 +60,7 @@ impl Format {
             "docx" => Some(Format::Docx),
             "xlsx" => Some(Format::Xlsx),
             "pptx" => Some(Format::Pptx),
+            "png" | "jpg" | "jpeg" | "tif" | "tiff" | "webp" => Some(Format::Image),
             _ => None,
         }
     }
@@ -83,12 +89,24 @@ pub fn load_file(path: &Path, modified: i64) -> Result<LoadedFile, IngestError> 
         path: path.to_path_buf(),
         source,
     })?;
-    parse(path, format, bytes, modified)
+    parse(path, format, bytes, modified, &|_| {})
 }
 
 /// Parses the contents of `path` that the caller already read (to hash them, say).
 pub fn load_bytes(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
-    parse(path, format_of(path)?, bytes, modified)
+    load_bytes_counting(path, bytes, modified, &|_| {})
+}
+
+/// [`load_bytes`], telling `pages_read` how many pages of a PDF or image it has read so far, as
+/// it goes: a scanned PDF is read by OCR at a few pages a second, so progress shows pages, not
+/// just files. It is called from the threads that read the pages.
+pub fn load_bytes_counting(
+    path: &Path,
+    bytes: Vec<u8>,
+    modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
+) -> Result<LoadedFile, IngestError> {
+    parse(path, format_of(path)?, bytes, modified, pages_read)
 }
 
 fn format_of(path: &Path) -> Result<Format, IngestError> {
@@ -102,12 +120,14 @@ fn parse(
     format: Format,
     bytes: Vec<u8>,
     modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
 ) -> Result<LoadedFile, IngestError> {
     let loaded = match format {
-        Format::Pdf => pdf::load(path, bytes, modified)?,
+        Format::Pdf => pdf::load(path, bytes, modified, pages_read)?,
         Format::Docx => single(docx::load(path, bytes, modified)?),
         Format::Xlsx => xlsx::load(path, bytes, modified)?,
         Format::Pptx => pptx::load(path, bytes, modified)?,
+        Format::Image => image::load(path, bytes, modified, pages_read)?,
         Format::Text | Format::Markdown | Format::Html | Format::Jsonl | Format::Csv => {
             let text = decode_text(path, bytes)?;
             match format {
@@ -229,6 +249,8 @@ mod tests {
         );
         assert_eq!(Format::from_path(Path::new("x.htm")), Some(Format::Html));
         assert_eq!(Format::from_path(Path::new("x.PDF")), Some(Format::Pdf));
+        assert_eq!(Format::from_path(Path::new("x.JPEG")), Some(Format::Image));
+        assert_eq!(Format::from_path(Path::new("x.tif")), Some(Format::Image));
         assert_eq!(Format::from_path(Path::new("x.doc")), None);
         assert_eq!(Format::from_path(Path::new("README")), None);
     }

@@ -1,10 +1,13 @@
 use super::pdf_cmap::adopt_unicode_cmaps;
+use super::pdf_scan::page_images;
 use super::records::failure_at;
-use super::{file_stem, part_document, LoadedFile};
+use super::{file_stem, ocr, part_document, LoadedFile};
 use crate::error::IngestError;
 use crate::normalize::normalize;
-use lopdf::Document as PdfDocument;
+use lopdf::{Document as PdfDocument, ObjectId};
 use pdf_extract::{output_doc_page, PlainTextOutput};
+use rayon::prelude::*;
+use shiori_ocr::{recognize, PageImage, Recognized};
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{self, catch_unwind, AssertUnwindSafe};
@@ -14,7 +17,12 @@ use std::sync::Once;
 /// A PDF's text layer, one document per page with text, so every chunk knows its page (`page`
 /// in metadata, `p.N` in the source). A page that cannot be read fails alone. Encrypted PDFs
 /// open only when the empty user password opens them.
-pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
+pub(super) fn load(
+    path: &Path,
+    bytes: Vec<u8>,
+    modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
+) -> Result<LoadedFile, IngestError> {
     if bytes.is_empty() {
         return Err(IngestError::Empty {
             path: path.to_path_buf(),
@@ -39,19 +47,37 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
     let pages = pdf.get_pages();
     let total = pages.len().to_string();
     let stem = file_stem(path);
+    let mut read = Vec::with_capacity(pages.len());
+    let mut scanned = Vec::new();
+    for (&number, &id) in &pages {
+        let layer = page_text(&pdf, number).map(|text| normalize(&text));
+        match layer {
+            Ok(text) if ocr::visible_chars(&text) >= ocr::MIN_TEXT_LAYER_CHARS => {
+                read.push((number, Ok(Some((text, None)))));
+                pages_read(1);
+            }
+            layer => scanned.push((number, id, layer)),
+        }
+    }
+    let settings = ocr::settings();
+    read.par_extend(scanned.into_par_iter().map(|(number, id, layer)| {
+        let outcome = guarded(|| scanned_page(&pdf, id, layer, &settings)).unwrap_or_else(Err);
+        pages_read(1);
+        (number, outcome)
+    }));
+    read.sort_by_key(|(number, _)| *number);
+
     let mut loaded = LoadedFile::default();
-    for &number in pages.keys() {
-        let text = match page_text(&pdf, number) {
-            Ok(text) => normalize(&text),
+    for (number, outcome) in read {
+        let (text, recognized) = match outcome {
+            Ok(Some(page)) => page,
+            Ok(None) => continue,
             Err(reason) => {
                 let failure = failure_at(path, &format!("page {number}"), reason);
                 loaded.record_failures.push(failure);
                 continue;
             }
         };
-        if text.is_empty() {
-            continue;
-        }
         let mut document = part_document(
             path,
             &format!("p{number}"),
@@ -65,15 +91,57 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
             .metadata
             .insert("page".to_owned(), number.to_string());
         document.metadata.insert("pages".to_owned(), total.clone());
+        if let Some(recognized) = &recognized {
+            ocr::stamp(&mut document, recognized);
+        }
         loaded.documents.push(document);
     }
     if loaded.documents.is_empty() {
         return Err(match loaded.record_failures.first() {
             Some(first) => parse_error(format!("no page could be read ({})", first.reason)),
-            None => parse_error("no text layer (a scanned PDF needs OCR first)".to_owned()),
+            None => parse_error("no text layer, and no legible text in its images".to_owned()),
         });
     }
     Ok(loaded)
+}
+
+/// A page whose text layer is missing, stray marks or unreadable: its images are read by OCR,
+/// and their text replaces the layer's when it holds more. `None` for a page with neither.
+fn scanned_page(
+    pdf: &PdfDocument,
+    id: ObjectId,
+    layer: Result<String, String>,
+    settings: &shiori_ocr::OcrSettings,
+) -> Result<Option<(String, Option<Recognized>)>, String> {
+    let mut reads = Vec::new();
+    let mut first_failure = None;
+    for image in page_images(pdf, id) {
+        let outcome = image.and_then(|scan| {
+            let image = PageImage {
+                bytes: &scan.encoded,
+                page: 0,
+                dpi: scan.dpi,
+            };
+            recognize(image, settings).map_err(|error| error.to_string())
+        });
+        match outcome {
+            Ok(read) => reads.push(read),
+            Err(reason) => {
+                first_failure.get_or_insert(reason);
+            }
+        }
+    }
+    let layer_chars = layer.as_ref().map_or(0, |text| ocr::visible_chars(text));
+    if let Some(read) =
+        ocr::merge(reads).filter(|read| ocr::visible_chars(&read.text) > layer_chars)
+    {
+        return Ok(Some((normalize(&read.text), Some(read))));
+    }
+    match layer {
+        Ok(text) if !text.is_empty() => Ok(Some((text, None))),
+        Ok(_) => first_failure.map_or(Ok(None), Err),
+        Err(reason) => Err(first_failure.unwrap_or(reason)),
+    }
 }
 
 fn encrypted(path: &Path) -> IngestError {
@@ -309,7 +377,7 @@ mod tests {
         let err = load_file(&path, 0).unwrap_err();
         assert!(
             err.to_string()
-                .ends_with("no text layer (a scanned PDF needs OCR first)"),
+                .ends_with("no text layer, and no legible text in its images"),
             "{err}"
         );
     }
