@@ -1,5 +1,5 @@
 use super::records::failure_at;
-use super::{file_document, file_stem, ocr, part_document, LoadedFile};
+use super::{file_document, file_stem, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
 use crate::normalize::normalize;
 use rayon::prelude::*;
@@ -58,19 +58,14 @@ pub(super) fn load(
         if text.is_empty() {
             continue;
         }
-        let mut document = part_document(
+        let mut document = page_document(
             path,
-            &format!("p{number}"),
-            &format!("p.{number}"),
+            (number, &total),
             stem.clone(),
             text,
             "image",
             modified,
         );
-        document
-            .metadata
-            .insert("page".to_owned(), number.to_string());
-        document.metadata.insert("pages".to_owned(), total.clone());
         ocr::stamp(&mut document, &recognized);
         loaded.documents.push(document);
     }

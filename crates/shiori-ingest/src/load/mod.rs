@@ -216,6 +216,34 @@ fn part_document(
     }
 }
 
+/// Page `number` of a paged file (a PDF, a multi-page image) as a document: `FILE#p3`, shown as
+/// `FILE p.3`, with its page and the file's page count in metadata.
+fn page_document(
+    path: &Path,
+    (number, total): (impl std::fmt::Display, &str),
+    title: String,
+    text: String,
+    doc_type: &str,
+    modified: i64,
+) -> Document {
+    let mut document = part_document(
+        path,
+        &format!("p{number}"),
+        &format!("p.{number}"),
+        title,
+        text,
+        doc_type,
+        modified,
+    );
+    document
+        .metadata
+        .insert("page".to_owned(), number.to_string());
+    document
+        .metadata
+        .insert("pages".to_owned(), total.to_owned());
+    document
+}
+
 fn file_stem(path: &Path) -> String {
     path.file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())

@@ -1,7 +1,7 @@
 use super::pdf_cmap::adopt_unicode_cmaps;
 use super::pdf_scan::page_images;
 use super::records::failure_at;
-use super::{file_stem, ocr, part_document, LoadedFile};
+use super::{file_stem, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
 use crate::normalize::normalize;
 use lopdf::{Document as PdfDocument, ObjectId};
@@ -78,19 +78,8 @@ pub(super) fn load(
                 continue;
             }
         };
-        let mut document = part_document(
-            path,
-            &format!("p{number}"),
-            &format!("p.{number}"),
-            stem.clone(),
-            text,
-            "pdf",
-            modified,
-        );
-        document
-            .metadata
-            .insert("page".to_owned(), number.to_string());
-        document.metadata.insert("pages".to_owned(), total.clone());
+        let mut document =
+            page_document(path, (number, &total), stem.clone(), text, "pdf", modified);
         if let Some(recognized) = &recognized {
             ocr::stamp(&mut document, recognized);
         }
