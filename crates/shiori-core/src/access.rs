@@ -91,9 +91,9 @@ pub fn narrowed_groups<'a>(layers: impl IntoIterator<Item = Option<&'a str>>) ->
     })
 }
 
-/// Why a group name cannot be used: it must be a plain word, since stores match it inside the
-/// comma-separated stored form.
-pub fn check_group_name(group: &str) -> Result<(), String> {
+/// Checks that a group name can be used: it must be a plain word, since stores match it inside
+/// the comma-separated stored form.
+pub fn check_group_name(group: &str) -> Result<(), InvalidGroupName> {
     let valid = !group.is_empty()
         && group
             .chars()
@@ -101,10 +101,17 @@ pub fn check_group_name(group: &str) -> Result<(), String> {
     if valid {
         Ok(())
     } else {
-        Err(format!(
-            "group {group:?} must be letters, digits, '-', '_' or '.' (no spaces or commas)"
-        ))
+        Err(InvalidGroupName {
+            group: group.to_string(),
+        })
     }
+}
+
+/// A group name that is not a plain word.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("group {group:?} must be letters, digits, '-', '_' or '.' (no spaces or commas)")]
+pub struct InvalidGroupName {
+    pub group: String,
 }
 
 #[cfg(test)]

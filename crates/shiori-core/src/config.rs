@@ -11,6 +11,15 @@ pub enum RetrievalMode {
     Hybrid,
 }
 
+impl RetrievalMode {
+    /// Every mode, for surfaces that list the choices (an MCP tool's schema).
+    pub const ALL: [RetrievalMode; 3] = [
+        RetrievalMode::Dense,
+        RetrievalMode::Bm25,
+        RetrievalMode::Hybrid,
+    ];
+}
+
 /// How hybrid mode merges the dense and BM25 rankings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]

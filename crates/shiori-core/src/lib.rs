@@ -29,7 +29,7 @@ pub use generation::{
     WebSearchError,
 };
 pub use refusal::{Refusal, RefusalError, RelevanceVerdict};
-pub use seams::{AllowedKeys, EmbedError, Embedder, IndexError, KeywordIndex, VectorIndex};
+pub use seams::{EmbedError, Embedder};
 pub use tool_text::parse_tool_calls;
 pub use trace::{Citation, Price, PriceTable, Quote, Trace, TraceStep};
 pub use types::{

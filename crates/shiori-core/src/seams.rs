@@ -1,16 +1,91 @@
 use thiserror::Error;
 
-/// Why an embedder could not embed.
+/// The error an [`EmbedError`] was caused by, whatever its type.
+pub type EmbedSource = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why an embedder could not embed. Each kind says what failed (`what`: a path, a tensor, a
+/// count) and keeps the error that caused it, if any, as its `source`; the message is
+/// `<kind>: <what>: <source>`.
 #[derive(Debug, Error)]
 pub enum EmbedError {
-    #[error("model files not found: {0}")]
-    ModelNotFound(String),
-    #[error("tokenizer failed: {0}")]
-    Tokenizer(String),
-    #[error("model inference failed: {0}")]
-    Inference(String),
-    #[error("embedding cache failed: {0}")]
-    Cache(String),
+    #[error("model files not found: {}", Detail(.what, .source))]
+    ModelNotFound {
+        what: String,
+        #[source]
+        source: Option<EmbedSource>,
+    },
+    #[error("tokenizer failed: {}", Detail(.what, .source))]
+    Tokenizer {
+        what: String,
+        #[source]
+        source: Option<EmbedSource>,
+    },
+    #[error("model inference failed: {}", Detail(.what, .source))]
+    Inference {
+        what: String,
+        #[source]
+        source: Option<EmbedSource>,
+    },
+    #[error("embedding cache failed: {}", Detail(.what, .source))]
+    Cache {
+        what: String,
+        #[source]
+        source: Option<EmbedSource>,
+    },
+}
+
+impl EmbedError {
+    /// Model files (named by `what`) are missing or unreadable.
+    pub fn model_not_found(what: impl Into<String>) -> EmbedError {
+        EmbedError::ModelNotFound {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    pub fn tokenizer(what: impl Into<String>) -> EmbedError {
+        EmbedError::Tokenizer {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    pub fn inference(what: impl Into<String>) -> EmbedError {
+        EmbedError::Inference {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    pub fn cache(what: impl Into<String>) -> EmbedError {
+        EmbedError::Cache {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// The same failure, caused by `source`.
+    pub fn because(mut self, source: impl Into<EmbedSource>) -> EmbedError {
+        let (EmbedError::ModelNotFound { source: slot, .. }
+        | EmbedError::Tokenizer { source: slot, .. }
+        | EmbedError::Inference { source: slot, .. }
+        | EmbedError::Cache { source: slot, .. }) = &mut self;
+        *slot = Some(source.into());
+        self
+    }
+}
+
+/// `what: source`, or either alone.
+struct Detail<'a>(&'a str, &'a Option<EmbedSource>);
+
+impl std::fmt::Display for Detail<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.0, self.1) {
+            (what, None) => f.write_str(what),
+            ("", Some(source)) => write!(f, "{source}"),
+            (what, Some(source)) => write!(f, "{what}: {source}"),
+        }
+    }
 }
 
 /// Turns text into L2-normalised vectors, so that cosine similarity is a dot product.
@@ -32,59 +107,3 @@ pub trait Embedder: Send + Sync {
         None
     }
 }
-
-/// Why an index operation failed.
-#[derive(Debug, Error)]
-pub enum IndexError {
-    #[error("vector has dimension {got}, index expects {expected}")]
-    Dimension { expected: usize, got: usize },
-    #[error("index I/O failed at {path}: {message}")]
-    Io { path: String, message: String },
-    #[error("index backend failed: {0}")]
-    Backend(String),
-}
-
-/// Nearest-neighbour search over chunk vectors, keyed by the store's chunk key.
-pub trait VectorIndex: Send + Sync {
-    fn dimension(&self) -> usize;
-    fn len(&self) -> usize;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Adds or replaces vectors.
-    fn upsert(&mut self, entries: &[(u64, Vec<f32>)]) -> Result<(), IndexError>;
-    fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError>;
-    /// Makes every change so far durable.
-    fn persist(&mut self) -> Result<(), IndexError>;
-    /// The `k` nearest keys by cosine similarity, best first, keeping only keys `allowed` accepts.
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        allowed: Option<&(dyn Fn(u64) -> bool + Sync)>,
-    ) -> Result<Vec<(u64, f32)>, IndexError>;
-}
-
-/// Full-text ranking (BM25) over chunk text, keyed by the store's chunk key.
-pub trait KeywordIndex: Send + Sync {
-    fn len(&self) -> usize;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Adds the text of chunks, `(key, title, text)`, under keys not in the index (removed
-    /// first if they were).
-    fn add(&mut self, entries: &[(u64, &str, &str)]) -> Result<(), IndexError>;
-    fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError>;
-    /// Makes every change so far durable and visible to searches.
-    fn persist(&mut self) -> Result<(), IndexError>;
-    /// The `k` best keys by BM25 among the `allowed` ones (all when `None`), best first.
-    fn search(
-        &self,
-        query: &str,
-        k: usize,
-        allowed: Option<&AllowedKeys>,
-    ) -> Result<Vec<(u64, f32)>, IndexError>;
-}
-
-/// The keys a filtered search may return, shared with the index's search threads.
-pub type AllowedKeys = std::sync::Arc<std::collections::HashSet<u64>>;

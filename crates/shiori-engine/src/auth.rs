@@ -3,6 +3,7 @@
 //! once, at start-up, and [`Keyring::reader`] turns a presented key into the [`Reader`] every
 //! read of that request runs as.
 
+use crate::config::ConfigProblem;
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -37,21 +38,25 @@ pub struct KeyConfig {
 
 impl AuthConfig {
     /// Names are distinct and non-empty, every key names its variable, groups are plain words.
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), ConfigProblem> {
         let mut names = BTreeSet::new();
         for key in &self.keys {
             if key.name.trim().is_empty() || !names.insert(key.name.as_str()) {
-                return Err(format!(
+                return Err(ConfigProblem(format!(
                     "[[auth.keys]] names must be distinct and non-empty: {:?}",
                     key.name
-                ));
+                )));
             }
             if key.env.trim().is_empty() {
-                return Err(format!("[[auth.keys]] {:?} has an empty `env`", key.name));
+                return Err(ConfigProblem(format!(
+                    "[[auth.keys]] {:?} has an empty `env`",
+                    key.name
+                )));
             }
             for group in &key.groups {
-                check_group_name(group)
-                    .map_err(|message| format!("[[auth.keys]] {:?}: {message}", key.name))?;
+                check_group_name(group).map_err(|message| {
+                    ConfigProblem(format!("[[auth.keys]] {:?}: {message}", key.name))
+                })?;
             }
         }
         Ok(())

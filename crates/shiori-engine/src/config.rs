@@ -1,4 +1,5 @@
 use crate::auth::AuthConfig;
+use crate::query::check_retrieval;
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use shiori_core::{check_group_name, ChunkerConfig, RetrievalConfig, GROUPS_KEY};
@@ -384,6 +385,11 @@ pub struct Config {
     pub web_search: Option<WebSearchConfig>,
 }
 
+/// Why a `shiori.toml` that parses is still wrong, in the words shown after its path.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ConfigProblem(pub(crate) String);
+
 impl Config {
     /// The `[llm.models]` name of the model that answers: `[pipeline] answer_model`, or the only
     /// configured model; with none the pipelines answer extractively.
@@ -411,10 +417,14 @@ impl Config {
                 config
                     .check_projects()
                     .and_then(|()| config.auth.check())
-                    .map_err(|message| EngineError::Config {
+                    .map_err(|problem| EngineError::Config {
                         path: path.display().to_string(),
-                        message,
+                        message: problem.to_string(),
                     })?;
+                check_retrieval(&config.retrieval).map_err(|error| EngineError::Config {
+                    path: path.display().to_string(),
+                    message: format!("[retrieval]: {error}"),
+                })?;
                 Ok(config)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
@@ -495,31 +505,31 @@ impl Config {
     }
 
     /// Project names are metadata values and related lists must name configured projects.
-    fn check_projects(&self) -> Result<(), String> {
+    fn check_projects(&self) -> Result<(), ConfigProblem> {
         for (name, project) in &self.projects {
             if name.trim().is_empty() {
-                return Err("a project name is empty".to_string());
+                return Err(ConfigProblem("a project name is empty".to_string()));
             }
             if project.paths.is_empty() {
-                return Err(format!("[projects.{name}] has no `paths`"));
+                return Err(ConfigProblem(format!("[projects.{name}] has no `paths`")));
             }
             if project.metadata.contains_key(GROUPS_KEY) {
-                return Err(format!(
+                return Err(ConfigProblem(format!(
                     "[projects.{name}] metadata may not set `groups`: use the project's `groups`"
-                ));
+                )));
             }
             for group in &project.groups {
                 check_group_name(group)
-                    .map_err(|message| format!("[projects.{name}]: {message}"))?;
+                    .map_err(|message| ConfigProblem(format!("[projects.{name}]: {message}")))?;
             }
             if let Some(unknown) = project
                 .related
                 .iter()
                 .find(|related| !self.projects.contains_key(*related))
             {
-                return Err(format!(
+                return Err(ConfigProblem(format!(
                     "[projects.{name}] related names {unknown:?}, which is not a configured project"
-                ));
+                )));
             }
         }
         Ok(())

@@ -1,9 +1,9 @@
 use crate::conversation::now_ms;
 use crate::generation::build_api_embedder;
+use crate::query::{Question, RetrievalOverrides};
 use crate::store::{open_conversations, open_store};
 use crate::{
-    check_query, Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig,
-    ShownPaths,
+    Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig, ShownPaths,
 };
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{
@@ -111,9 +111,9 @@ impl Engine {
             StoreOptions {
                 embedder_id: embedder.model_id().to_string(),
                 dimension: embedder.dimension(),
-                japanese: japanese.clone(),
                 reembed,
             },
+            japanese.clone(),
         )?;
         let conversations = open_conversations(data_dir, &config.store)?;
         Ok(Engine {
@@ -175,8 +175,19 @@ impl Engine {
         &self.shown_paths
     }
 
-    /// Ranks chunks for `query`; `filters` and the hits use shown paths (see [`ShownPaths`]).
+    /// Ranks chunks for `question`; `filters` and the hits use shown paths (see
+    /// [`ShownPaths`]).
     pub fn search(
+        &self,
+        question: &Question,
+        retrieval: &RetrievalConfig,
+        filters: &Filters,
+    ) -> Result<Retrieval, EngineError> {
+        self.search_text(question.as_str(), retrieval, filters)
+    }
+
+    /// [`Engine::search`] for any text: a question, or a query a pipeline wrote.
+    pub(crate) fn search_text(
         &self,
         query: &str,
         retrieval: &RetrievalConfig,
@@ -251,16 +262,16 @@ impl Engine {
         Ok(())
     }
 
-    /// Ranks chunks for `query`, then reorders them with the configured LLM reranker.
+    /// Ranks chunks for `question`, then reorders them with the configured LLM reranker.
     pub fn search_reranked(
         &self,
-        query: &str,
+        question: &Question,
         retrieval: &RetrievalConfig,
         filters: &Filters,
     ) -> Result<Retrieval, EngineError> {
         let generation = self.generation()?;
         let reranker = generation.reranker()?;
-        self.retrieve(query, retrieval, filters, Some(&reranker))
+        self.retrieve(question.as_str(), retrieval, filters, Some(&reranker))
     }
 
     /// The retrieval stage of every answer and search: ranks chunks for `query` and, given a
@@ -272,27 +283,35 @@ impl Engine {
         filters: &Filters,
         reranker: Option<&dyn Reranker>,
     ) -> Result<Retrieval, EngineError> {
-        let retrieved = self.search(query, retrieval, filters)?;
+        let retrieved = self.search_text(query, retrieval, filters)?;
         match reranker {
             Some(reranker) => Ok(rerank(reranker, query, retrieved)?),
             None => Ok(retrieved),
         }
     }
 
-    /// The one answer path of every surface: checks the query ([`check_query`]), then runs the
-    /// chosen pipeline and its fallbacks, reporting steps and tokens to `listener`. In a
+    /// The configured `[retrieval]` with a request's `overrides` on top, checked: what every
+    /// surface hands [`Engine::search`], [`Engine::answer`] and [`Engine::evaluate`].
+    pub fn retrieval(
+        &self,
+        overrides: &RetrievalOverrides,
+    ) -> Result<RetrievalConfig, EngineError> {
+        overrides.over(&self.config.retrieval)
+    }
+
+    /// The one answer path of every surface: runs the chosen pipeline and its fallbacks, reporting steps and tokens to `listener`. In a
     /// conversation the question is condensed with the earlier turns first, and the answer is
     /// kept as the conversation's next turn.
     pub fn answer(
         &self,
-        question: &str,
+        question: &Question,
         retrieval: &RetrievalConfig,
         filters: &Filters,
         options: &AskOptions,
         listener: &Listener<'_>,
     ) -> Result<Answer, EngineError> {
-        check_query(question, retrieval)?;
         self.check_filters(retrieval, filters)?;
+        let question = question.as_str();
         let history = match &options.conversation {
             Some(_) if !options.history.is_empty() => {
                 return Err(EngineError::Invalid(

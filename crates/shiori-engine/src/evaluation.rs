@@ -1,9 +1,10 @@
-use crate::{check_query, AskOptions, Engine, EngineError, IndexReport, Progress};
+use crate::{AskOptions, Engine, EngineError, IndexReport, Progress, Question};
+use serde_json::{json, Value};
 use shiori_core::{Access, Answer, ChatModel, Filters, Refusal, RetrievalConfig};
 use shiori_eval::{
     evaluate, evaluate_answers, judge_answer, load_dataset, refusal_rates, sample_queries,
-    AnswerOutcome, AnswerReport, Dataset, EvalQuery, EvalReport, JudgeReport, JudgeTally,
-    QueryOutcome, TargetRow,
+    sweep_grid, sweep_thresholds, target_grid, AnswerOutcome, AnswerReport, Dataset, EvalQuery,
+    EvalReport, JudgeReport, JudgeTally, QueryOutcome, SweepRow, TargetRow,
 };
 use shiori_rag::{refuses, Listener, PipelineKind};
 use shiori_retrieve::decide;
@@ -44,6 +45,80 @@ pub struct AnswerRun {
     pub judge: Option<JudgeReport>,
 }
 
+/// Documents a failure shows of what came back, best first.
+const FAILURE_DOCS: usize = 3;
+
+impl EvalRun {
+    /// Queries the engine got wrong: an answerable one refused or with a wrong first document, an
+    /// unanswerable one answered.
+    pub fn failures(&self) -> Vec<Value> {
+        self.dataset
+            .queries
+            .iter()
+            .zip(&self.outcomes)
+            .filter_map(|(query, outcome)| {
+                let top_is_relevant = outcome
+                    .ranked_doc_ids
+                    .first()
+                    .is_some_and(|id| query.relevant.get(id).is_some_and(|grade| *grade > 0));
+                let reason = match (query.answerable, outcome.refused) {
+                    (true, true) => "refused an answerable question",
+                    (true, false) if !query.relevant.is_empty() && !top_is_relevant => {
+                        "the first document is not relevant"
+                    }
+                    (false, false) => "answered an unanswerable question",
+                    _ => return None,
+                };
+                let mut gold: Vec<&String> = query.relevant.keys().collect();
+                gold.sort();
+                let mut got: Vec<&String> = Vec::new();
+                for id in &outcome.ranked_doc_ids {
+                    if !got.contains(&id) {
+                        got.push(id);
+                    }
+                    if got.len() == FAILURE_DOCS {
+                        break;
+                    }
+                }
+                Some(json!({
+                    "id": query.id,
+                    "question": query.text,
+                    "reason": reason,
+                    "gold": {
+                        "answerable": query.answerable,
+                        "doc_ids": gold,
+                        "answers": query.answers,
+                    },
+                    "got": {
+                        "refused": outcome.refused,
+                        "doc_ids": got,
+                        "best_dense": outcome.best_dense,
+                        "top_text": outcome.top_text,
+                    },
+                }))
+            })
+            .collect()
+    }
+}
+
+/// What a run's refusals would have been under other settings: each cosine cut of
+/// [`sweep_grid`], and each target of [`target_grid`] on the calibrated refusal model.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EvalSweeps {
+    pub thresholds: Vec<SweepRow>,
+    pub targets: Vec<TargetRow>,
+}
+
+impl Engine {
+    /// The sweeps every surface shows of `run`.
+    pub fn sweeps(&self, run: &EvalRun) -> EvalSweeps {
+        EvalSweeps {
+            thresholds: sweep_thresholds(&run.dataset, &run.outcomes, &sweep_grid()),
+            targets: self.sweep_refusals(run, &target_grid()),
+        }
+    }
+}
+
 impl Engine {
     /// Indexes the dataset's corpus into this data directory (unchanged corpora are skipped),
     /// runs every query and scores the results; with an answer pass, also answers the queries
@@ -59,7 +134,7 @@ impl Engine {
     ) -> Result<EvalRun, EngineError> {
         let dataset = load_dataset(dataset_dir)?;
         if let Some(pass) = answering {
-            self.check_answer_pass(&dataset, retrieval, pass)?;
+            self.check_answer_pass(&dataset, pass)?;
         }
         let index = self.index_corpus(&dataset.corpus, progress)?;
         let (outcomes, report) = self.retrieve_queries(&dataset, retrieval, access, progress)?;
@@ -95,7 +170,7 @@ impl Engine {
         let mut outcomes = Vec::with_capacity(dataset.queries.len());
         for query in &dataset.queries {
             let started = Instant::now();
-            let retrieved = self.search(&query.text, &retrieval, &filters)?;
+            let retrieved = self.search_text(&query.text, &retrieval, &filters)?;
             outcomes.push(QueryOutcome {
                 refused: refuses(&retrieved.hits, &retrieved.verdict),
                 ranked_doc_ids: retrieved
@@ -144,12 +219,7 @@ impl Engine {
     /// Fails before an evaluation changes anything when its answer pass could not run: an
     /// empty sample, chat models that cannot be built, an unknown judge, `--rerank` without a
     /// model, or a question [`Engine::answer`] would reject.
-    fn check_answer_pass(
-        &self,
-        dataset: &Dataset,
-        retrieval: &RetrievalConfig,
-        pass: &AnswerPass,
-    ) -> Result<(), EngineError> {
+    fn check_answer_pass(&self, dataset: &Dataset, pass: &AnswerPass) -> Result<(), EngineError> {
         if pass.sample == Some(0) {
             return Err(EngineError::Invalid(
                 "the answer sample must hold at least 1 query".into(),
@@ -164,7 +234,7 @@ impl Engine {
         }
         for index in sample_queries(dataset, pass.sample) {
             let query = &dataset.queries[index];
-            check_query(&query.text, retrieval)
+            Question::new(query.text.as_str())
                 .map_err(|error| EngineError::Invalid(format!("query {:?}: {error}", query.id)))?;
         }
         Ok(())
@@ -203,7 +273,7 @@ impl Engine {
             let query = &dataset.queries[index];
             let started = Instant::now();
             let answer = self.answer(
-                &query.text,
+                &Question::new(query.text.as_str())?,
                 retrieval,
                 &filters,
                 &options,

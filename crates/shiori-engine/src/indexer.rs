@@ -1,13 +1,13 @@
+use crate::groups::{narrow_groups, sidecar_groups, stamped_hash};
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
 use shiori_core::{
-    check_group_name, joined_groups, narrowed_groups, normal_group, split_groups, Chunk,
-    ChunkerConfig, ChunkerKind, Document, Embedder, Filters, GROUPS_KEY, NO_READER_GROUP,
+    joined_groups, normal_group, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder, Filters,
 };
 use shiori_ingest::{
-    chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, DiscoveredFile,
-    IngestFailure, LoadedFile, WalkOptions,
+    chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, ChunkError,
+    DiscoveredFile, IngestFailure, LoadedFile, WalkOptions,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{ApplyReport, FileChange, FileRecord};
@@ -518,35 +518,6 @@ fn is_streamed(path: &Path) -> bool {
         .is_some_and(|extension| extension.eq_ignore_ascii_case("jsonl"))
 }
 
-/// The file's content hash, followed by the groups it is given: a change of its groups alone
-/// (its `.NAME.groups`, its project's `groups`) indexes it again.
-pub(crate) fn stamped_hash(mut hash: String, groups: [Option<&str>; 2]) -> String {
-    for groups in groups.into_iter().flatten() {
-        hash.push('+');
-        hash.push_str(groups);
-    }
-    hash
-}
-
-/// Where the groups of the file at `path` may be given: a hidden `.NAME.groups` beside it
-/// (comma-separated), which folder walks skip. Uploads with `groups` are written so.
-pub fn groups_file(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?.to_string_lossy();
-    Some(path.with_file_name(format!(".{name}.groups")))
-}
-
-/// The groups [`groups_file`] gives the file at `path`, in stored form; `None` without one.
-pub(crate) fn sidecar_groups(path: &Path) -> std::io::Result<Option<String>> {
-    let Some(sidecar) = groups_file(path) else {
-        return Ok(None);
-    };
-    match std::fs::read_to_string(sidecar) {
-        Ok(text) => Ok(Some(joined_groups(split_groups(&text))).filter(|g| !g.is_empty())),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(error),
-    }
-}
-
 /// Loads and chunks one file, unless its content is what the store already has.
 fn prepare(
     file: &DiscoveredFile,
@@ -588,7 +559,7 @@ fn prepare(
         chunker,
         embedder,
     )
-    .map_err(failure)?;
+    .map_err(|error| failure(error.to_string()))?;
     Ok(Prepared::Changed(ChangedFile {
         record: file_record,
         documents: loaded.documents,
@@ -623,7 +594,7 @@ pub(crate) fn chunk_loaded(
     known_groups: Option<&BTreeSet<String>>,
     chunker: &ChunkerConfig,
     embedder: &dyn Embedder,
-) -> Result<Chunked, String> {
+) -> Result<Chunked, ChunkError> {
     let mut failures = take_vectors_that_fit(loaded, embedder.dimension());
     let project_groups = project.and_then(ProjectStamp::groups);
     let grouping = narrow_groups(loaded, file_groups, project_groups, known_groups);
@@ -636,7 +607,7 @@ pub(crate) fn chunk_loaded(
     for document in &loaded.documents {
         let vector = loaded.vectors.remove(&document.doc_id);
         let config = if vector.is_some() { &whole } else { chunker };
-        let pieces = chunk_document(document, config, Some(embedder)).map_err(|e| e.to_string())?;
+        let pieces = chunk_document(document, config, Some(embedder))?;
         chunks.extend(pieces.into_iter().map(|chunk| (chunk, vector.clone())));
     }
     // Stamped after chunking: the chunkers read the loader's `doc_type`.
@@ -653,94 +624,6 @@ pub(crate) fn chunk_loaded(
         failures,
         warnings: grouping.warnings,
     })
-}
-
-/// What [`narrow_groups`] found wrong.
-struct Grouping {
-    failures: Vec<IndexFailure>,
-    warnings: Vec<IndexFailure>,
-}
-
-/// Gives every document the groups its record, its file and its project all allow (see
-/// [`narrowed_groups`]): a record can narrow who reads it, never widen it. A record naming an
-/// invalid group fails (dropping the name could widen it); one narrowed below what it named, or
-/// naming a group no key has, is reported.
-fn narrow_groups(
-    loaded: &mut LoadedFile,
-    file_groups: Option<&str>,
-    project_groups: Option<&str>,
-    known_groups: Option<&BTreeSet<String>>,
-) -> Grouping {
-    let mut grouping = Grouping {
-        failures: Vec::new(),
-        warnings: Vec::new(),
-    };
-    let mut rejected = HashSet::new();
-    if let (Some(file_groups), Some(first)) = (file_groups, loaded.documents.first()) {
-        let file = first.source.split('#').next().unwrap_or_default();
-        grouping
-            .warnings
-            .extend(
-                unknown_groups(file_groups, known_groups).map(|reason| IndexFailure {
-                    path: file.to_string(),
-                    reason: format!("{}: {reason}", GROUPS_FILE_FIELD),
-                }),
-            );
-    }
-    for document in &mut loaded.documents {
-        let own = document.metadata.remove(GROUPS_KEY);
-        let report = |reason: String| IndexFailure {
-            path: document.source.clone(),
-            reason: format!("record {:?}: {reason}", document.doc_id),
-        };
-        if let Some(invalid) = own
-            .iter()
-            .flat_map(|own| split_groups(own))
-            .find_map(|group| check_group_name(group).err())
-        {
-            grouping
-                .failures
-                .push(report(format!("`groups`: {invalid}")));
-            rejected.insert(document.doc_id.clone());
-            continue;
-        }
-        let own = own.filter(|own| !own.is_empty());
-        let allowed = narrowed_groups([own.as_deref(), file_groups, project_groups]);
-        if let (Some(own), Some(allowed)) = (&own, &allowed) {
-            if own != allowed {
-                grouping.warnings.push(report(format!(
-                    "`groups` {own:?} narrowed to {allowed:?}: a record may not widen what its \
-                     file or project allows"
-                )));
-            }
-            grouping
-                .warnings
-                .extend(unknown_groups(own, known_groups).map(&report));
-        }
-        if let Some(allowed) = allowed {
-            document.metadata.insert(GROUPS_KEY.to_string(), allowed);
-        }
-    }
-    loaded
-        .documents
-        .retain(|document| !rejected.contains(&document.doc_id));
-    grouping
-}
-
-/// How a warning names the groups a `.NAME.groups` file gives.
-const GROUPS_FILE_FIELD: &str = "its .groups file";
-
-/// A note for each group in `groups` that no configured key has (a typo reads as "nobody");
-/// nothing when `known` is `None` (no keys are configured).
-fn unknown_groups<'a>(
-    groups: &'a str,
-    known: Option<&'a BTreeSet<String>>,
-) -> impl Iterator<Item = String> + 'a {
-    split_groups(groups)
-        .filter(move |group| {
-            *group != NO_READER_GROUP && known.is_some_and(|known| !known.contains(*group))
-        })
-        .map(|group| format!("group {group:?} is not a group of any [[auth.keys]] entry"))
 }
 
 /// Normalises the vectors records brought (the indexes rank by inner product), and drops each
@@ -813,71 +696,5 @@ mod tests {
             "no doc_type of its own: the loader's stays"
         );
         assert_eq!(metadata["project"], "sora");
-    }
-
-    fn record(doc_id: &str, groups: Option<&str>) -> Document {
-        Document {
-            doc_id: doc_id.into(),
-            title: doc_id.into(),
-            source: format!("/data/hr/records.jsonl#L{}", doc_id.len()),
-            text: "Payroll.".into(),
-            modified: 0,
-            metadata: groups
-                .map(|groups| BTreeMap::from([(GROUPS_KEY.to_string(), groups.to_string())]))
-                .unwrap_or_default(),
-        }
-    }
-
-    #[test]
-    fn records_only_narrow_their_file_and_project_groups() {
-        let mut loaded = LoadedFile {
-            documents: vec![
-                record("none", None),
-                record("empty", Some("")),
-                record("narrower", Some("hr")),
-                record("wider", Some("sales")),
-                record("invalid", Some("hr!")),
-                record("typo", Some("hr,hrr")),
-            ],
-            ..LoadedFile::default()
-        };
-        let known = BTreeSet::from(["hr", "legal", "sales"].map(String::from));
-        let grouping = narrow_groups(&mut loaded, None, Some("hr,legal"), Some(&known));
-        let groups: Vec<(&str, &str)> = loaded
-            .documents
-            .iter()
-            .map(|d| (d.doc_id.as_str(), d.metadata[GROUPS_KEY].as_str()))
-            .collect();
-        assert_eq!(
-            groups,
-            [
-                ("none", "hr,legal"),
-                ("empty", "hr,legal"),
-                ("narrower", "hr"),
-                ("wider", NO_READER_GROUP),
-                ("typo", "hr"),
-            ]
-        );
-        assert_eq!(grouping.failures.len(), 1, "{:?}", grouping.failures);
-        assert!(grouping.failures[0].reason.contains("\"invalid\""));
-        let warnings: Vec<&str> = grouping
-            .warnings
-            .iter()
-            .map(|w| w.reason.as_str())
-            .collect();
-        assert_eq!(warnings.len(), 3, "{warnings:?}");
-        assert!(warnings[0].contains("\"wider\"") && warnings[0].contains("narrowed"));
-        assert!(warnings[2].contains("group \"hrr\""), "{warnings:?}");
-    }
-
-    #[test]
-    fn a_file_without_a_project_gives_its_records_its_groups() {
-        let mut loaded = LoadedFile {
-            documents: vec![record("plain", None), record("wider", Some("sales"))],
-            ..LoadedFile::default()
-        };
-        narrow_groups(&mut loaded, Some("hr"), None, None);
-        assert_eq!(loaded.documents[0].metadata[GROUPS_KEY], "hr");
-        assert_eq!(loaded.documents[1].metadata[GROUPS_KEY], NO_READER_GROUP);
     }
 }

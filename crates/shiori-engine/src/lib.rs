@@ -10,12 +10,14 @@ mod engine;
 mod error;
 mod evaluation;
 mod generation;
+mod groups;
 mod indexer;
 mod query;
 mod shown_paths;
 mod sources;
 mod store;
 mod streamed;
+mod uploads;
 mod watch;
 
 pub use auth::{AuthConfig, KeyConfig, Keyring, Reader, LEGACY_KEY_VARIABLE};
@@ -27,15 +29,17 @@ pub use config::{
 pub use embedding::{EmbedAs, MAX_EMBED_CHARS, MAX_EMBED_INPUTS};
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
-pub use evaluation::{AnswerPass, AnswerRun, EvalRun};
+pub use evaluation::{AnswerPass, AnswerRun, EvalRun, EvalSweeps};
 pub use generation::{
     adopt_installed_chat_model, answer_time_limit, build_chat_model, drop_adopted_chat_model,
     ChatModelsDropped, Generation,
 };
-pub use indexer::{groups_file, IndexFailure, IndexReport, IndexStages, Progress};
-pub use query::{check_query, check_retrieval, refusal_override, MAX_QUESTION_CHARS, MAX_TOP_K};
+pub use groups::{groups_file, write_groups_file};
+pub use indexer::{IndexFailure, IndexReport, IndexStages, Progress};
+pub use query::{Question, RetrievalOverrides, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
 pub use shown_paths::ShownPaths;
 pub use sources::IndexTarget;
 pub use store::{init_store, migrate_store, MigrationReport, StoreInit};
+pub use uploads::{UploadInfo, UploadListing};
 pub use watch::{WatchError, WatchPass};

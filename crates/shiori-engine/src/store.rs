@@ -6,10 +6,8 @@ use serde::Serialize;
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::Filters;
 use shiori_models::assets::ShioriHome;
-use shiori_store::{
-    stored_embedder, ConversationStore, DocumentStore, FileChange, SqliteConversations, Store,
-    StoreOptions,
-};
+use shiori_store::{ConversationStore, DocumentStore, FileChange, StoreOptions};
+use shiori_store_embedded::{stored_embedder, EmbeddedStore, SqliteConversations};
 use shiori_store_postgres::{PostgresConversations, PostgresOptions, PostgresStore};
 use std::path::Path;
 use std::time::Instant;
@@ -21,10 +19,15 @@ pub(crate) fn open_store(
     data_dir: &Path,
     config: &StoreConfig,
     options: StoreOptions,
+    japanese: JapaneseTokenization,
 ) -> Result<Box<dyn DocumentStore>, EngineError> {
     Ok(match config.kind {
-        StoreKind::Embedded => Box::new(Store::open(data_dir, options)?),
-        StoreKind::Postgres => Box::new(PostgresStore::open(&config.postgres(None)?, options)?),
+        StoreKind::Embedded => Box::new(EmbeddedStore::open(data_dir, options, japanese)?),
+        StoreKind::Postgres => Box::new(PostgresStore::open(
+            &config.postgres(None)?,
+            options,
+            japanese,
+        )?),
     })
 }
 
@@ -101,12 +104,11 @@ pub fn migrate_store(
     let options = || StoreOptions {
         embedder_id: embedder_id.clone(),
         dimension,
-        japanese: japanese.clone(),
         reembed: false,
     };
-    let source = Store::open(from, options())?;
+    let source = EmbeddedStore::open(from, options(), japanese.clone())?;
     shiori_store_postgres::migrate(to)?;
-    let mut target = PostgresStore::open(to, options())?;
+    let mut target = PostgresStore::open(to, options(), japanese)?;
     let paths = source.file_paths(&Filters::default())?;
     let mut report = MigrationReport {
         embedder: embedder_id.clone(),

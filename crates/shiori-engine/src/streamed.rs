@@ -2,13 +2,15 @@
 //! file, and each batch is its own transaction, so the database's write-ahead log is
 //! checkpointed as the file goes in rather than growing to the file's size.
 
+use crate::groups::{sidecar_groups, stamped_hash};
 use crate::indexer::{
-    chunk_loaded, ms, sidecar_groups, stamped_hash, without_path, IndexFailure, IndexReport,
-    Progress, ProjectStamp,
+    chunk_loaded, ms, without_path, IndexFailure, IndexReport, Progress, ProjectStamp,
 };
 use crate::{Engine, EngineError};
 use rayon::prelude::*;
-use shiori_ingest::{file_content_hash, unix_nanos, DiscoveredFile, JsonlStream, LoadedFile};
+use shiori_ingest::{
+    file_content_hash, unix_nanos, ChunkError, DiscoveredFile, JsonlStream, LoadedFile,
+};
 use shiori_store::{partial_hash, FileChange, FileRecord};
 use std::path::Path;
 use std::time::{Instant, SystemTime};
@@ -125,7 +127,7 @@ impl Engine {
         report
             .failures
             .extend(part.record_failures.drain(..).map(IndexFailure::from));
-        let pieces: Result<Vec<_>, String> = split_evenly(part)
+        let pieces: Result<Vec<_>, ChunkError> = split_evenly(part)
             .into_par_iter()
             .map(|mut slice| {
                 let chunked = chunk_loaded(
@@ -144,7 +146,7 @@ impl Engine {
             Err(reason) => {
                 report.failures.push(IndexFailure {
                     path: path.to_string(),
-                    reason,
+                    reason: reason.to_string(),
                 });
                 return Ok(None);
             }

@@ -28,10 +28,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         .into_iter()
         .filter(|(scan, _)| scan.exists())
         .collect();
-    let read: Vec<Result<Value, String>> = records
+    let read: Vec<Result<Value, shiori_ingest::IngestError>> = records
         .into_par_iter()
         .map(|(scan, mut record)| {
-            let loaded = shiori_ingest::load_file(&scan, 0).map_err(|e| e.to_string())?;
+            let loaded = shiori_ingest::load_file(&scan, 0)?;
             let text: Vec<&str> = loaded.documents.iter().map(|d| d.text.as_str()).collect();
             record["text"] = Value::String(text.join("\n"));
             Ok(record)

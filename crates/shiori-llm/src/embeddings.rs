@@ -172,7 +172,7 @@ impl Embedder for ApiEmbedder {
         let mut vectors = self.request(&[text], TextRole::Query)?;
         vectors
             .pop()
-            .ok_or_else(|| EmbedError::Inference("the API returned no vector".to_string()))
+            .ok_or_else(|| EmbedError::inference("the API returned no vector"))
     }
 }
 

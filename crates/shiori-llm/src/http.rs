@@ -144,7 +144,7 @@ impl From<HttpError> for WebSearchError {
 
 impl From<HttpError> for EmbedError {
     fn from(error: HttpError) -> EmbedError {
-        EmbedError::Inference(format!("{}: {}", error.provider, error.message))
+        EmbedError::inference(error.provider).because(error)
     }
 }
 

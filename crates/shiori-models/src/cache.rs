@@ -21,9 +21,9 @@ impl EmbeddingCache {
     pub fn open(path: &Path) -> Result<Self, EmbedError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
-                .map_err(|e| EmbedError::Cache(format!("{}: {e}", parent.display())))?;
+                .map_err(|e| EmbedError::cache(parent.display().to_string()).because(e))?;
         }
-        let at = |e: rusqlite::Error| EmbedError::Cache(format!("{}: {e}", path.display()));
+        let at = |e: rusqlite::Error| EmbedError::cache(path.display().to_string()).because(e);
         let conn = Connection::open(path).map_err(at)?;
         // journal_mode answers with the mode now in force, so it is read as a query.
         conn.query_row("PRAGMA journal_mode = WAL", [], |row| {
@@ -69,7 +69,7 @@ impl EmbeddingCache {
                 .map_err(cache_error)?
                 .transpose()
                 .map_err(|len| {
-                    EmbedError::Cache(format!(
+                    EmbedError::cache(format!(
                         "vector for {model_id}/{hash} is {len} bytes, not a whole number of f32s"
                     ))
                 })
@@ -99,7 +99,7 @@ impl EmbeddingCache {
     fn lock(&self) -> Result<MutexGuard<'_, Connection>, EmbedError> {
         self.conn
             .lock()
-            .map_err(|_| EmbedError::Cache("cache lock poisoned by a panic".to_string()))
+            .map_err(|_| EmbedError::cache("cache lock poisoned by a panic"))
     }
 }
 
@@ -119,7 +119,7 @@ fn decode(blob: &[u8]) -> Result<Vec<f32>, usize> {
 }
 
 fn cache_error(e: rusqlite::Error) -> EmbedError {
-    EmbedError::Cache(e.to_string())
+    EmbedError::cache("").because(e)
 }
 
 #[cfg(test)]

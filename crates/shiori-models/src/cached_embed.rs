@@ -54,7 +54,7 @@ pub fn embed_with_cache(
     let texts: Vec<&str> = misses.iter().map(|&slot| distinct[slot].1).collect();
     let fresh = embedder.embed_passages(&texts)?;
     if fresh.len() != texts.len() {
-        return Err(EmbedError::Inference(format!(
+        return Err(EmbedError::inference(format!(
             "embedder returned {} vectors for {} texts",
             fresh.len(),
             texts.len()
@@ -89,7 +89,7 @@ pub fn embed_with_cache(
             } else {
                 vectors[slot].clone()
             };
-            vector.ok_or_else(|| EmbedError::Inference(format!("no vector for slot {slot}")))
+            vector.ok_or_else(|| EmbedError::inference(format!("no vector for slot {slot}")))
         })
         .collect::<Result<_, _>>()?;
     Ok((out, stats))

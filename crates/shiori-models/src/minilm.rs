@@ -52,7 +52,7 @@ impl MiniLmEmbedder {
         let weights_path = model_dir.join("model.safetensors");
         for path in [&config_path, &tokenizer_path, &weights_path] {
             if !path.is_file() {
-                return Err(EmbedError::ModelNotFound(path.display().to_string()));
+                return Err(EmbedError::model_not_found(path.display().to_string()));
             }
         }
 
@@ -63,28 +63,28 @@ impl MiniLmEmbedder {
                 .hidden_size
                 .is_multiple_of(config.num_attention_heads)
         {
-            return Err(inference_error(
-                &config_path,
-                "only BERT with erf GELU and whole attention heads is supported",
-            ));
+            return Err(EmbedError::inference(format!(
+                "{}: only BERT with erf GELU and whole attention heads is supported",
+                config_path.display()
+            )));
         }
         let max_length = max_sequence_length(model_dir, &config)?;
 
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
-            .map_err(|e| EmbedError::Tokenizer(format!("{}: {e}", tokenizer_path.display())))?;
+            .map_err(|e| EmbedError::tokenizer(tokenizer_path.display().to_string()).because(e))?;
         // The shipped tokenizer.json pads everything to 128 and truncates at 128; batches here
         // are not padded, and truncation happens where sentence-transformers does it.
         tokenizer.with_padding(None);
         let mut counter = tokenizer.clone();
         counter
             .with_truncation(None)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            .map_err(|e| EmbedError::tokenizer("").because(e))?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length,
                 ..TruncationParams::default()
             }))
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            .map_err(|e| EmbedError::tokenizer("").because(e))?;
 
         let weights = SafeTensors::read(&weights_path)?;
         let h = config.hidden_size;
@@ -130,7 +130,7 @@ impl MiniLmEmbedder {
                     .words
                     .get(id as usize * h..(id as usize + 1) * h)
                     .ok_or_else(|| {
-                        EmbedError::Inference(format!("token id {id} outside the vocabulary"))
+                        EmbedError::inference(format!("token id {id} outside the vocabulary"))
                     })?;
                 let position = &self.positions[position * h..(position + 1) * h];
                 x.extend(word.iter().zip(position).map(|(w, p)| w + p));
@@ -156,7 +156,7 @@ impl Embedder for MiniLmEmbedder {
         let encodings = self
             .tokenizer
             .encode_batch_fast(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            .map_err(|e| EmbedError::tokenizer("").because(e))?;
         let sequences: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
         // One batch at a time: the encoder already spreads each batch over every core.
         let mut out = Vec::with_capacity(texts.len());
@@ -169,7 +169,7 @@ impl Embedder for MiniLmEmbedder {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         self.embed_passages(&[text])?
             .pop()
-            .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))
+            .ok_or_else(|| EmbedError::inference("no vector for the query"))
     }
 
     fn count_tokens(&self, text: &str) -> Option<usize> {
@@ -205,13 +205,13 @@ impl SafeTensors {
             .tensors
             .get(name)
             .or_else(|| self.tensors.get(&format!("bert.{name}")))
-            .ok_or_else(|| EmbedError::Inference(format!("{}: no tensor {name}", self.path)))?;
+            .ok_or_else(|| EmbedError::inference(format!("{}: no tensor {name}", self.path)))?;
         let values = tensor
             .to_dtype(DType::F32)
             .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
-            .map_err(|e| EmbedError::Inference(format!("{}: {name}: {e}", self.path)))?;
+            .map_err(|e| EmbedError::inference(format!("{}: {name}", self.path)).because(e))?;
         if values.len() != len {
-            return Err(EmbedError::Inference(format!(
+            return Err(EmbedError::inference(format!(
                 "{}: {name} has {} values, expected {len}",
                 self.path,
                 values.len()
@@ -269,12 +269,15 @@ fn max_sequence_length(model_dir: &Path, config: &Config) -> Result<usize, Embed
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, EmbedError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| EmbedError::ModelNotFound(format!("{}: {e}", path.display())))?;
+        .map_err(|e| EmbedError::model_not_found(path.display().to_string()).because(e))?;
     serde_json::from_str(&text).map_err(|e| inference_error(path, e))
 }
 
-fn inference_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
-    EmbedError::Inference(format!("{}: {e}", path.display()))
+fn inference_error(
+    path: &Path,
+    e: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> EmbedError {
+    EmbedError::inference(path.display().to_string()).because(e)
 }
 
 #[cfg(test)]
@@ -288,6 +291,7 @@ mod tests {
     /// pooled one text at a time so that no padding is involved.
     fn candle_vectors(dir: &Path, texts: &[&str]) -> Vec<Vec<f32>> {
         let config: Config = read_json(&dir.join("config.json")).unwrap();
+        // SAFETY: the test model's file is not written while the test maps it.
         let vb = unsafe {
             VarBuilder::from_mmaped_safetensors(
                 &[dir.join("model.safetensors")],

@@ -6,9 +6,9 @@
 
 use crate::events::{AnswerEvent, Forward};
 use crate::extractive::{quote, refuses, Quoted, REFUSAL_TEXT};
-use crate::pipeline::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
 use crate::pipelines::sources;
 use crate::prompts;
+use crate::run::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
 use crate::verify::{Checker, Stop};
 use crate::RagError;
 use shiori_core::{Answer, ChatError, Retrieval, Source, TokenReceiver};
@@ -250,8 +250,9 @@ impl Run<'_, '_> {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::test_params;
     use crate::test_support::{one_model_pipelines, FixedCorpus};
-    use crate::{AnswerEvent, Listener, PipelineKind, PipelineParams};
+    use crate::{AnswerEvent, Listener, PipelineKind};
     use shiori_core::{ChatError, ChatModel, ChatRequest, ChatResponse, PriceTable, TokenSink};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Mutex;
@@ -321,7 +322,7 @@ mod tests {
     ) -> (shiori_core::Answer, String) {
         let corpus = corpus();
         let prices = PriceTable::default();
-        let pipelines = one_model_pipelines(&corpus, model, &prices, PipelineParams::default());
+        let pipelines = one_model_pipelines(&corpus, model, &prices, test_params());
         let tokens = Mutex::new(String::new());
         let on_event = |event: AnswerEvent| {
             if let AnswerEvent::Token(text) = event {

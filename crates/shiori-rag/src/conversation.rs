@@ -4,7 +4,7 @@
 use crate::budget::estimate_tokens;
 use crate::corpus::RagError;
 use crate::events::Listener;
-use crate::pipeline::{summary, Run};
+use crate::run::{summary, Run};
 use crate::text::is_cjk;
 use crate::verify::numbers;
 use crate::{prompts, PipelineKind, Pipelines};
@@ -167,8 +167,8 @@ fn rewrite_fault(rewrite: &str, question: &str, recent: &[Turn]) -> Option<&'sta
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::test_params;
     use crate::test_support::{completion, llm_server, model, one_model_pipelines, FixedCorpus};
-    use crate::PipelineParams;
     use shiori_core::PriceTable;
     use shiori_mock::Reply;
 
@@ -211,7 +211,7 @@ mod tests {
         let chat = model(&server, "scripted");
         let corpus = FixedCorpus::new(&[("vpn", "Connect from home with the WireGuard client.")]);
         let prices = PriceTable::default();
-        let pipelines = one_model_pipelines(&corpus, &chat, &prices, PipelineParams::default());
+        let pipelines = one_model_pipelines(&corpus, &chat, &prices, test_params());
         let history = [turn("How do I connect to the VPN?", "Use WireGuard.")];
         let answer = pipelines
             .answer_in_conversation(
@@ -279,7 +279,7 @@ mod tests {
             "Starter plan keys are limited to 100 requests per minute.",
         )]);
         let prices = PriceTable::default();
-        let pipelines = one_model_pipelines(&corpus, &chat, &prices, PipelineParams::default());
+        let pipelines = one_model_pipelines(&corpus, &chat, &prices, test_params());
         let history = [turn("Business plan rate limit?", "600 per minute [1].")];
         let answer = pipelines
             .answer_in_conversation(
@@ -307,7 +307,7 @@ mod tests {
              are limited to 100 requests per minute.",
         )]);
         let prices = PriceTable::default();
-        let pipelines = one_model_pipelines(&corpus, &chat, &prices, PipelineParams::default());
+        let pipelines = one_model_pipelines(&corpus, &chat, &prices, test_params());
         let history = [turn(
             "What are the API rate limits on the Business plan?",
             "600 requests per minute [1].",

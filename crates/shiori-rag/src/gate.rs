@@ -4,9 +4,10 @@
 use crate::citations::check_citations;
 use crate::corpus::RagError;
 use crate::extractive::refuses;
-use crate::pipeline::{PipelineKind, Run, CANNOT_ANSWER_TEXT};
+use crate::kind::PipelineKind;
 use crate::pipelines::sources;
 use crate::prompts::CANNOT_ANSWER;
+use crate::run::{Run, CANNOT_ANSWER_TEXT};
 use shiori_core::Answer;
 use std::time::Instant;
 

@@ -9,6 +9,7 @@
 mod answer_step;
 mod attribution;
 mod budget;
+mod chain;
 mod citations;
 mod conversation;
 mod corpus;
@@ -16,9 +17,10 @@ mod events;
 mod extractive;
 mod fuse;
 mod gate;
-mod pipeline;
+mod kind;
 mod pipelines;
 mod prompts;
+mod run;
 mod sentences;
 #[cfg(test)]
 mod test_support;
@@ -30,4 +32,5 @@ pub use conversation::recent_turns;
 pub use corpus::{Corpus, RagError};
 pub use events::{AnswerEvent, Listener};
 pub use extractive::{refuses, REFUSAL_TEXT};
-pub use pipeline::{Models, PipelineKind, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};
+pub use kind::PipelineKind;
+pub use run::{Models, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};

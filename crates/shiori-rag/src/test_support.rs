@@ -199,3 +199,18 @@ pub fn one_model_pipelines<'a>(
         params,
     }
 }
+
+/// Sizes for tests. Not defaults: the engine's `[pipeline]` holds those, one per setting.
+pub fn test_params() -> PipelineParams {
+    PipelineParams {
+        top_k: 5,
+        queries: 4,
+        max_context: 5,
+        web_results: 3,
+        max_steps: 4,
+        rrf_k: 60.0,
+        max_tokens: Some(800),
+        refuse_irrelevant: false,
+        history_tokens: 1_000,
+    }
+}

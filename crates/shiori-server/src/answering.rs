@@ -6,7 +6,7 @@
 use crate::error::ApiError;
 use crate::state::SharedState;
 use shiori_core::{Answer, Filters, RetrievalConfig};
-use shiori_engine::{check_query, AnswerEvent, AskOptions, Engine, Listener, Reader};
+use shiori_engine::{AnswerEvent, AskOptions, Engine, Listener, Question, Reader};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,10 +15,11 @@ use tokio::sync::{mpsc, watch};
 /// Events buffered between the answering thread and a slow client.
 const STREAM_BUFFER: usize = 64;
 
-/// One question with its settings, as every surface hands it over.
+/// One question with its settings, as every surface hands it over: the question and the
+/// retrieval settings the engine checked when the surface made them.
 pub struct AnswerJob {
     pub engine: Arc<Engine>,
-    pub question: String,
+    pub question: Question,
     pub retrieval: RetrievalConfig,
     pub filters: Filters,
     pub options: AskOptions,
@@ -77,8 +78,8 @@ impl Running {
     }
 }
 
-/// Checks the job's question and settings, waits for a query slot and arms the time limit;
-/// errors here are the request's (400, 503) and come before any answering starts.
+/// Waits for a query slot and arms the time limit; errors here are the request's (503) and
+/// come before any answering starts.
 async fn start(
     state: &SharedState,
     mut job: AnswerJob,
@@ -90,7 +91,6 @@ async fn start(
     ),
     ApiError,
 > {
-    check_query(&job.question, &job.retrieval)?;
     job.filters.access = job.reader.access.clone();
     job.options.owner = job.reader.key.clone();
     let permit = crate::admission::admit(state).await?;

@@ -19,8 +19,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use shiori_core::{Access, Answer, ConversationId, Filters, Hit, RetrievalConfig, RetrievalMode};
-use shiori_engine::{check_query, AskOptions, PipelineKind, Reader};
+use shiori_core::{Access, Answer, ConversationId, Filters, Hit, RetrievalMode};
+use shiori_engine::{AskOptions, PipelineKind, Question, Reader, RetrievalOverrides};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -41,19 +41,21 @@ struct SearchArgs {
     /// How many passages to return (1-50; default from shiori.toml).
     top_k: Option<usize>,
     /// Which retrievers run: dense, bm25 or hybrid (default from shiori.toml).
-    mode: Option<ModeArg>,
+    #[schemars(schema_with = "mode_schema")]
+    mode: Option<RetrievalMode>,
     /// Only passages of this project (`[projects.NAME]` in shiori.toml).
     project: Option<String>,
     /// Only passages whose source path starts with this (e.g. "docs/").
     source_prefix: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum ModeArg {
-    Dense,
-    Bm25,
-    Hybrid,
+/// The `mode` choices by their names in `shiori.toml`, from the engine's own list.
+fn mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<Value> = RetrievalMode::ALL
+        .iter()
+        .filter_map(|mode| serde_json::to_value(mode).ok())
+        .collect();
+    schemars::json_schema!({"type": ["string", "null"], "enum": names})
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -136,13 +138,12 @@ impl McpHandler {
 
     async fn search(&self, args: SearchArgs, reader: Reader) -> Result<Reply, ApiError> {
         let engine = self.state.engine();
-        let base = &engine.config.retrieval;
-        let retrieval = RetrievalConfig {
-            top_k: args.top_k.unwrap_or(base.top_k),
-            mode: args.mode.map_or(base.mode, ModeArg::mode),
-            ..base.clone()
-        };
-        check_query(&args.query, &retrieval)?;
+        let retrieval = engine.retrieval(&RetrievalOverrides {
+            top_k: args.top_k,
+            mode: args.mode,
+            ..RetrievalOverrides::default()
+        })?;
+        let query = Question::new(args.query)?;
         let filters = Filters {
             projects: args.project.into_iter().collect(),
             source_prefix: args.source_prefix,
@@ -150,7 +151,7 @@ impl McpHandler {
             ..Filters::default()
         };
         let retrieved =
-            tokio::task::spawn_blocking(move || engine.search(&args.query, &retrieval, &filters))
+            tokio::task::spawn_blocking(move || engine.search(&query, &retrieval, &filters))
                 .await??;
         Ok(Reply {
             text: hits_text(&retrieved.hits),
@@ -172,8 +173,8 @@ impl McpHandler {
         let engine = self.state.engine();
         let job = AnswerJob {
             retrieval: engine.config.retrieval.clone(),
+            question: Question::new(args.question)?,
             engine,
-            question: args.question,
             filters: Filters::default(),
             options: AskOptions {
                 pipeline,
@@ -234,16 +235,6 @@ impl McpHandler {
             )));
         }
         Ok(chunks)
-    }
-}
-
-impl ModeArg {
-    fn mode(self) -> RetrievalMode {
-        match self {
-            ModeArg::Dense => RetrievalMode::Dense,
-            ModeArg::Bm25 => RetrievalMode::Bm25,
-            ModeArg::Hybrid => RetrievalMode::Hybrid,
-        }
     }
 }
 

@@ -19,6 +19,7 @@ pub use conversations::PostgresConversations;
 
 use bm25::ReaderStatistics;
 use postgres::{Client, GenericClient, NoTls};
+use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Access, Chunk, Filters};
 use shiori_store::{
     ApplyReport, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions, StoreStats,
@@ -66,7 +67,7 @@ pub enum PostgresError {
 
 impl From<PostgresError> for StoreError {
     fn from(error: PostgresError) -> StoreError {
-        StoreError::Backend(Box::new(error))
+        StoreError::Database(Box::new(error))
     }
 }
 
@@ -168,16 +169,17 @@ impl PostgresStore {
     pub fn open(
         postgres: &PostgresOptions,
         options: StoreOptions,
+        japanese: JapaneseTokenization,
     ) -> Result<PostgresStore, StoreError> {
         let mut client = connect(postgres)?;
         schema::check_version(&mut client)?;
-        let analyzer_name = shiori_analysis::japanese_analyzer_name(&options.japanese);
+        let analyzer_name = shiori_analysis::japanese_analyzer_name(&japanese);
         // Checked without writing first, so a store that is set up opens on a read replica.
         if !setup_needed(&mut client, &options, analyzer_name)? {
             return Ok(PostgresStore::new(
                 client,
                 options,
-                analyzer_name,
+                &japanese,
                 postgres.hnsw,
             ));
         }
@@ -198,7 +200,7 @@ impl PostgresStore {
         Ok(PostgresStore::new(
             client,
             options,
-            analyzer_name,
+            &japanese,
             postgres.hnsw,
         ))
     }
@@ -206,14 +208,14 @@ impl PostgresStore {
     fn new(
         client: Client,
         options: StoreOptions,
-        analyzer_name: &'static str,
+        japanese: &JapaneseTokenization,
         hnsw: HnswParams,
     ) -> PostgresStore {
         PostgresStore {
             client: Mutex::new(client),
-            analyzers: Analyzers::new(&options.japanese),
+            analyzers: Analyzers::new(japanese),
             options,
-            analyzer_name,
+            analyzer_name: shiori_analysis::japanese_analyzer_name(japanese),
             hnsw,
             readers: Mutex::new(HashMap::new()),
         }

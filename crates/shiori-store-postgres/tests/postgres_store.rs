@@ -3,6 +3,7 @@
 
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Access, Chunk, Document, Filters};
+use shiori_store::conformance::{access as access_checks, conversations as conversation_checks};
 use shiori_store::{
     reembed, ConversationStore, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions,
 };
@@ -16,7 +17,6 @@ fn options(embedder: &str) -> StoreOptions {
     StoreOptions {
         embedder_id: embedder.to_string(),
         dimension: 3,
-        japanese: JapaneseTokenization::Bigram,
         reembed: false,
     }
 }
@@ -100,7 +100,12 @@ fn doc_ids(store: &PostgresStore, hits: &[(u64, f32)]) -> Vec<String> {
 #[test]
 fn stores_searches_and_replaces_files() {
     let (_server, postgres) = database("store");
-    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let mut store = PostgresStore::open(
+        &postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .unwrap();
     let report = store
         .apply(vec![
             upsert(
@@ -173,7 +178,12 @@ fn stores_searches_and_replaces_files() {
     assert_eq!(store.keys_matching(&by_prefix).unwrap().len(), 2);
 
     // The same content again is a no-op, even from a second store (another indexer).
-    let mut second = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let mut second = PostgresStore::open(
+        &postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .unwrap();
     let again = second
         .apply(vec![upsert(
             "rust.md",
@@ -267,7 +277,12 @@ fn same_scores(hits: &[(u64, f32)], scores: Vec<(u64, f32)>, what: &str) {
 #[test]
 fn scores_of_keys_are_what_search_gives_them() {
     let (_server, postgres) = database("scores");
-    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let mut store = PostgresStore::open(
+        &postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .unwrap();
     let docs: Vec<(String, String, [f32; 3])> = (0..12u8)
         .map(|i| {
             let f = f32::from(i);
@@ -324,7 +339,12 @@ fn scores_of_keys_are_what_search_gives_them() {
 #[test]
 fn refuses_another_embedder_until_reembedded() {
     let (_server, postgres) = database("embedders");
-    let mut store = PostgresStore::open(&postgres, options("test-embedder")).unwrap();
+    let mut store = PostgresStore::open(
+        &postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .unwrap();
     store
         .apply(vec![upsert(
             "a.txt",
@@ -332,7 +352,11 @@ fn refuses_another_embedder_until_reembedded() {
             &[("a", "apples", [1.0, 0.0, 0.0])],
         )])
         .unwrap();
-    match PostgresStore::open(&postgres, options("other-embedder")) {
+    match PostgresStore::open(
+        &postgres,
+        options("other-embedder"),
+        JapaneseTokenization::Bigram,
+    ) {
         Err(StoreError::EmbedderMismatch { stored, .. }) => assert_eq!(stored, "test-embedder"),
         other => panic!("expected a mismatch, got {:?}", other.err()),
     }
@@ -343,6 +367,7 @@ fn refuses_another_embedder_until_reembedded() {
             reembed: true,
             ..options("other-embedder")
         },
+        JapaneseTokenization::Bigram,
     )
     .unwrap();
     let count = reembed(
@@ -361,6 +386,7 @@ fn refuses_another_embedder_until_reembedded() {
             dimension: 2,
             ..options("other-embedder")
         },
+        JapaneseTokenization::Bigram,
     )
     .unwrap();
     let nearest = reopened
@@ -378,15 +404,16 @@ fn an_unmigrated_database_is_refused_with_a_hint() {
         password: None,
         hnsw: HnswParams::default(),
     };
-    let error = PostgresStore::open(&postgres, options("test-embedder"))
-        .err()
-        .unwrap()
-        .to_string();
+    let error = PostgresStore::open(
+        &postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(error.contains("shiori init"), "{error}");
 }
-
-#[path = "../../shiori-store/tests/conversation_checks/mod.rs"]
-mod conversation_checks;
 
 #[test]
 fn conversations_are_kept_in_the_database() {
@@ -396,9 +423,6 @@ fn conversations_are_kept_in_the_database() {
     let reopened = PostgresConversations::open(&postgres).unwrap();
     assert_eq!(reopened.conversations(None).unwrap().len(), 1, "durable");
 }
-
-#[path = "../../shiori-store/tests/access_checks/mod.rs"]
-mod access_checks;
 
 #[test]
 fn reads_stay_in_the_readers_groups() {
@@ -417,7 +441,12 @@ fn migrated_store(server: &TestServer, name: &str) -> PostgresStore {
         hnsw: HnswParams::default(),
     };
     migrate(&postgres).unwrap();
-    PostgresStore::open(&postgres, options("test-embedder")).unwrap()
+    PostgresStore::open(
+        &postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .unwrap()
 }
 
 #[test]

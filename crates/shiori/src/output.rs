@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde::Serialize;
 use shiori_core::{Answer, Hit, RetrievalConfig};
-use shiori_engine::{AnswerEvent, ChatModelsDropped, EvalRun, IndexReport};
+use shiori_engine::{AnswerEvent, ChatModelsDropped, EvalRun, EvalSweeps, IndexReport};
 use shiori_eval::{AnswerReport, EvalReport, JudgeReport, SweepRow, TargetRow};
 use shiori_models::assets::AssetStatus;
 use shiori_store::StoreStats;
@@ -205,16 +205,22 @@ pub fn answer_details(answer: &Answer) -> String {
 }
 
 /// The refusal trade-off `--sweep-threshold` adds: over cosine cuts, then over targets.
-pub type Sweeps = Option<(Vec<SweepRow>, Vec<TargetRow>)>;
+pub type Sweeps = Option<EvalSweeps>;
 
 /// `shiori eval --json`: the retrieval report with the sweeps, the answers and the judge's
 /// scores beside its keys.
 pub fn eval_json(run: &EvalRun, sweeps: &Sweeps) -> Result<serde_json::Value> {
     let mut value = serde_json::to_value(&run.report)?;
     if let Some(object) = value.as_object_mut() {
-        if let Some((cosines, targets)) = sweeps {
-            object.insert("threshold_sweep".into(), serde_json::to_value(cosines)?);
-            object.insert("refusal_sweep".into(), serde_json::to_value(targets)?);
+        if let Some(sweeps) = sweeps {
+            object.insert(
+                "threshold_sweep".into(),
+                serde_json::to_value(&sweeps.thresholds)?,
+            );
+            object.insert(
+                "refusal_sweep".into(),
+                serde_json::to_value(&sweeps.targets)?,
+            );
         }
         if let Some(answers) = &run.answers {
             object.insert("answers".into(), serde_json::to_value(&answers.report)?);
@@ -229,9 +235,9 @@ pub fn eval_json(run: &EvalRun, sweeps: &Sweeps) -> Result<serde_json::Value> {
 /// `shiori eval` on a terminal: the retrieval report, then the sweeps, answers and judge.
 pub fn eval_text(run: &EvalRun, config: &RetrievalConfig, sweeps: &Sweeps) -> String {
     let mut blocks = vec![eval_report(&run.report, config)];
-    if let Some((cosines, targets)) = sweeps {
-        blocks.push(sweep(cosines));
-        blocks.push(target_sweep(targets));
+    if let Some(sweeps) = sweeps {
+        blocks.push(sweep(&sweeps.thresholds));
+        blocks.push(target_sweep(&sweeps.targets));
     }
     if let Some(answers) = &run.answers {
         blocks.push(answer_report(&answers.report));

@@ -37,7 +37,7 @@ pub(super) fn split(
     }
     let vectors = embed(&units)?;
     if vectors.len() != units.len() {
-        return Err(EmbedError::Inference(format!(
+        return Err(EmbedError::inference(format!(
             "{} vectors for {} sentences",
             vectors.len(),
             units.len()
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn one_sentence_needs_no_embedding() {
-        let refuse = |_: &[&str]| Err(EmbedError::Inference("not called".into()));
+        let refuse = |_: &[&str]| Err(EmbedError::inference("not called"));
         assert_eq!(
             split("Just one.", 100, 0.5, &refuse).unwrap(),
             ["Just one."]

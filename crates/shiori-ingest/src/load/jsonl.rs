@@ -15,35 +15,55 @@ pub(super) fn load(path: &Path, text: &str, modified: i64) -> Result<LoadedFile,
     Ok(stream.next_batch(usize::MAX)?.unwrap_or_default())
 }
 
+/// Why one line of a JSONL file is not a record.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum BadLine {
+    #[error("not valid UTF-8 at byte {}", .0.valid_up_to())]
+    Utf8(#[source] std::str::Utf8Error),
+    #[error("invalid JSON at column {}: {}", .0.column(), JsonMessage(.0))]
+    Json(#[source] serde_json::Error),
+    #[error("expected a JSON object")]
+    NotAnObject,
+    #[error("missing doc_id/_id")]
+    MissingId,
+    #[error("missing text")]
+    MissingText,
+    #[error("text must be a string")]
+    TextNotString,
+    #[error("vector must be a non-empty array of finite numbers")]
+    BadVector,
+}
+
+/// serde_json's message without the "at line 1 column N" it appends: line 1 of one line is
+/// noise, and the column is given before it.
+struct JsonMessage<'a>(&'a serde_json::Error);
+
+impl std::fmt::Display for JsonMessage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let message = self.0.to_string();
+        f.write_str(message.split(" at line ").next().unwrap_or_default())
+    }
+}
+
 /// One line's record; `None` for a blank line.
-pub(super) fn parse_line(bytes: &[u8]) -> Result<Option<Record>, String> {
-    let line = std::str::from_utf8(bytes)
-        .map_err(|err| format!("not valid UTF-8 at byte {}", err.valid_up_to()))?;
+pub(super) fn parse_line(bytes: &[u8]) -> Result<Option<Record>, BadLine> {
+    let line = std::str::from_utf8(bytes).map_err(BadLine::Utf8)?;
     if line.trim().is_empty() {
         return Ok(None);
     }
     parse(line).map(Some)
 }
 
-fn parse(line: &str) -> Result<Record, String> {
-    let value: Value = serde_json::from_str(line).map_err(|err| {
-        // serde_json appends "at line 1 column N", and line 1 of one line is noise.
-        let message = err.to_string();
-        let message = message
-            .split(" at line ")
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        format!("invalid JSON at column {}: {message}", err.column())
-    })?;
+fn parse(line: &str) -> Result<Record, BadLine> {
+    let value: Value = serde_json::from_str(line).map_err(BadLine::Json)?;
     let Value::Object(mut object) = value else {
-        return Err("expected a JSON object".to_owned());
+        return Err(BadLine::NotAnObject);
     };
-    let id = take_id(&mut object).ok_or("missing doc_id/_id")?;
+    let id = take_id(&mut object).ok_or(BadLine::MissingId)?;
     let text = match object.remove("text") {
         Some(Value::String(text)) => text,
-        None | Some(Value::Null) => return Err("missing text".to_owned()),
-        Some(_) => return Err("text must be a string".to_owned()),
+        None | Some(Value::Null) => return Err(BadLine::MissingText),
+        Some(_) => return Err(BadLine::TextNotString),
     };
     let vector = object.remove("vector").map(vector).transpose()?;
     let title = object
@@ -65,18 +85,17 @@ fn parse(line: &str) -> Result<Record, String> {
 }
 
 /// A record's own vector: a non-empty array of finite numbers.
-fn vector(value: Value) -> Result<Vec<f32>, String> {
-    const WRONG: &str = "vector must be a non-empty array of finite numbers";
+fn vector(value: Value) -> Result<Vec<f32>, BadLine> {
     let Value::Array(items) = value else {
-        return Err(WRONG.to_owned());
+        return Err(BadLine::BadVector);
     };
     let vector: Vec<f32> = items
         .iter()
         .map(|item| item.as_f64().map(|x| x as f32).filter(|x| x.is_finite()))
         .collect::<Option<_>>()
-        .ok_or(WRONG)?;
+        .ok_or(BadLine::BadVector)?;
     if vector.is_empty() {
-        return Err(WRONG.to_owned());
+        return Err(BadLine::BadVector);
     }
     Ok(vector)
 }

@@ -1,5 +1,5 @@
 use super::pdf_cmap::adopt_unicode_cmaps;
-use super::pdf_scan::page_images;
+use super::pdf_scan::{page_images, ScanError};
 use super::records::failure_at;
 use super::{file_stem, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
@@ -61,7 +61,8 @@ pub(super) fn load(
     }
     let settings = ocr::settings();
     read.par_extend(scanned.into_par_iter().map(|(number, id, layer)| {
-        let outcome = guarded(|| scanned_page(&pdf, id, layer, &settings)).unwrap_or_else(Err);
+        let outcome = guarded(|| scanned_page(&pdf, id, layer, &settings))
+            .unwrap_or_else(|panic| Err(panic.into()));
         pages_read(1);
         (number, outcome)
     }));
@@ -94,24 +95,42 @@ pub(super) fn load(
     Ok(loaded)
 }
 
+/// Why a page has no text.
+#[derive(Debug, thiserror::Error)]
+enum PageError {
+    #[error(transparent)]
+    Panicked(#[from] Panicked),
+    #[error(transparent)]
+    Extract(#[from] pdf_extract::OutputError),
+    #[error(transparent)]
+    Image(#[from] ScanError),
+    #[error(transparent)]
+    Ocr(#[from] shiori_ocr::OcrError),
+}
+
+/// A panic in pdf-extract or lopdf, by its message.
+#[derive(Debug, thiserror::Error)]
+#[error("unsupported PDF construct: {0}")]
+struct Panicked(String);
+
 /// A page whose text layer is missing, stray marks or unreadable: its images are read by OCR,
 /// and their text replaces the layer's when it holds more. `None` for a page with neither.
 fn scanned_page(
     pdf: &PdfDocument,
     id: ObjectId,
-    layer: Result<String, String>,
+    layer: Result<String, PageError>,
     settings: &shiori_ocr::OcrSettings,
-) -> Result<Option<(String, Option<Recognized>)>, String> {
+) -> Result<Option<(String, Option<Recognized>)>, PageError> {
     let mut reads = Vec::new();
     let mut first_failure = None;
     for image in page_images(pdf, id) {
-        let outcome = image.and_then(|scan| {
+        let outcome = image.map_err(PageError::from).and_then(|scan| {
             let image = PageImage {
                 bytes: &scan.encoded,
                 page: 0,
                 dpi: scan.dpi,
             };
-            recognize(image, settings).map_err(|error| error.to_string())
+            recognize(image, settings).map_err(PageError::from)
         });
         match outcome {
             Ok(read) => reads.push(read),
@@ -142,12 +161,13 @@ fn encrypted(path: &Path) -> IngestError {
 /// pdf-extract lays text out by position (line breaks, spaces between words); where it gives up,
 /// lopdf's simpler extractor, which needs no page geometry and knows other font encodings, has a
 /// second go. The first reason is kept when both fail.
-fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, String> {
+fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, PageError> {
     let laid_out = guarded(|| {
         let mut text = String::new();
         output_doc_page(pdf, &mut PlainTextOutput::new(&mut text), number).map(|()| text)
     })
-    .and_then(|extracted| extracted.map_err(|err| err.to_string()));
+    .map_err(PageError::from)
+    .and_then(|extracted| extracted.map_err(PageError::from));
     laid_out.or_else(|reason| match guarded(|| pdf.extract_text(&[number])) {
         Ok(Ok(text)) if !text.trim().is_empty() => Ok(text),
         _ => Err(reason),
@@ -164,7 +184,7 @@ static QUIET_GUARDED_PANICS: Once = Once::new();
 /// one bad file, not a reason to stop indexing the folder. Such panics become the file's
 /// failure reason instead of a backtrace on stderr; every other panic still reaches the hook
 /// that was there before.
-fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, Panicked> {
     QUIET_GUARDED_PANICS.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
@@ -179,13 +199,13 @@ fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, String> {
     outcome.map_err(|panic| panic_message(panic.as_ref()))
 }
 
-fn panic_message(panic: &(dyn Any + Send)) -> String {
+fn panic_message(panic: &(dyn Any + Send)) -> Panicked {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown failure".to_owned());
-    format!("unsupported PDF construct: {message}")
+    Panicked(message)
 }
 
 #[cfg(test)]

@@ -9,6 +9,27 @@ const MIN_SIDE: u32 = 100;
 const MAX_RAW_PIXELS: u64 = 70_000_000;
 const POINTS_PER_INCH: f64 = 72.0;
 
+/// Why an image of a page cannot be handed to OCR.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ScanError {
+    #[error("{0} images are not supported")]
+    UnsupportedFilter(String),
+    #[error("image data could not be decompressed ({0})")]
+    Decompress(#[source] lopdf::Error),
+    #[error("image data is not valid ASCIIHex")]
+    AsciiHex,
+    #[error("fax image is too large")]
+    FaxTooLarge(#[source] std::num::TryFromIntError),
+    #[error("image of {width} × {height} px is over the limit of {MAX_RAW_PIXELS} pixels")]
+    TooManyPixels { width: u32, height: u32 },
+    #[error("images of {0} bits a sample are not supported")]
+    UnsupportedBits(i64),
+    #[error("images in colour space {0} are not supported")]
+    UnsupportedColourSpace(String),
+    #[error("image data is shorter than its size says")]
+    Truncated,
+}
+
 /// One image of a page, encoded, and its resolution as placed on the page.
 pub(super) struct ScanImage {
     pub encoded: Vec<u8>,
@@ -17,7 +38,7 @@ pub(super) struct ScanImage {
 
 /// The page's images large enough to hold text, in the order its resources list them. An
 /// image that cannot be re-wrapped is reported by its reason.
-pub(super) fn page_images(pdf: &PdfDocument, page: ObjectId) -> Vec<Result<ScanImage, String>> {
+pub(super) fn page_images(pdf: &PdfDocument, page: ObjectId) -> Vec<Result<ScanImage, ScanError>> {
     let page_inches = page_width_inches(pdf, page);
     image_streams(pdf, page)
         .into_iter()
@@ -85,7 +106,12 @@ fn dimension(dict: &Dictionary, key: &[u8]) -> Option<u32> {
 
 /// The stream as a file Leptonica reads: transport filters (Flate, LZW, ASCII85, ASCIIHex)
 /// undone, then the image codec's own bytes kept, wrapped or turned into PNM.
-fn encode(pdf: &PdfDocument, stream: &Stream, width: u32, height: u32) -> Result<Vec<u8>, String> {
+fn encode(
+    pdf: &PdfDocument,
+    stream: &Stream,
+    width: u32,
+    height: u32,
+) -> Result<Vec<u8>, ScanError> {
     let filters = filter_names(&stream.dict);
     let mut data = stream.content.clone();
     for (index, filter) in filters.iter().enumerate() {
@@ -101,9 +127,8 @@ fn encode(pdf: &PdfDocument, stream: &Stream, width: u32, height: u32) -> Result
                 transport(pdf, &stream.dict, filter, index, data)?
             }
             other => {
-                return Err(format!(
-                    "{} images are not supported",
-                    String::from_utf8_lossy(other)
+                return Err(ScanError::UnsupportedFilter(
+                    String::from_utf8_lossy(other).into_owned(),
                 ))
             }
         };
@@ -143,7 +168,7 @@ fn transport(
     filter: &[u8],
     index: usize,
     data: Vec<u8>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ScanError> {
     let mut single = Dictionary::new();
     single.set("Filter", Object::Name(filter.to_vec()));
     if let Some(params) = decode_params(pdf, dict, index) {
@@ -151,17 +176,17 @@ fn transport(
     }
     Stream::new(single, data)
         .decompressed_content()
-        .map_err(|error| format!("image data could not be decompressed ({error})"))
+        .map_err(ScanError::Decompress)
 }
 
-fn ascii_hex(data: &[u8]) -> Result<Vec<u8>, String> {
+fn ascii_hex(data: &[u8]) -> Result<Vec<u8>, ScanError> {
     let digits: Vec<u8> = data
         .iter()
         .take_while(|&&b| b != b'>')
         .filter(|b| !b.is_ascii_whitespace())
         .map(|&b| (b as char).to_digit(16).map(|d| d as u8))
         .collect::<Option<_>>()
-        .ok_or("image data is not valid ASCIIHex")?;
+        .ok_or(ScanError::AsciiHex)?;
     Ok(digits
         .chunks(2)
         .map(|pair| pair[0] << 4 | pair.get(1).copied().unwrap_or(0))
@@ -175,7 +200,7 @@ fn fax_as_tiff(
     width: u32,
     height: u32,
     params: Option<&Dictionary>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ScanError> {
     let number = |key: &[u8]| params.and_then(|p| p.get(key).ok()?.as_i64().ok());
     let k = number(b"K").unwrap_or(0);
     let rows = number(b"Rows")
@@ -188,7 +213,7 @@ fn fax_as_tiff(
     let compression: u16 = if k < 0 { 4 } else { 3 };
     // T4Options bit 0: two-dimensional coding (K > 0).
     let t4_options = u32::from(k > 0);
-    let data_length = u32::try_from(data.len()).map_err(|_| "fax image is too large".to_owned())?;
+    let data_length = u32::try_from(data.len()).map_err(ScanError::FaxTooLarge)?;
     let mut tags: Vec<(u16, u16, u32)> = vec![
         (256, 4, width),
         (257, 4, rows),
@@ -238,11 +263,9 @@ fn raw_as_pnm(
     data: &[u8],
     width: u32,
     height: u32,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ScanError> {
     if u64::from(width) * u64::from(height) > MAX_RAW_PIXELS {
-        return Err(format!(
-            "image of {width} × {height} px is over the limit of {MAX_RAW_PIXELS} pixels"
-        ));
+        return Err(ScanError::TooManyPixels { width, height });
     }
     let bits = dict
         .get(b"BitsPerComponent")
@@ -250,7 +273,7 @@ fn raw_as_pnm(
         .unwrap_or(1);
     let bits = match bits {
         1 | 2 | 4 | 8 => bits as u32,
-        other => return Err(format!("images of {other} bits a sample are not supported")),
+        other => return Err(ScanError::UnsupportedBits(other)),
     };
     let stencil = dict
         .get(b"ImageMask")
@@ -266,7 +289,7 @@ fn raw_as_pnm(
             table,
         } => (*base_channels, Some(table.as_slice())),
         ColourSpace::Unsupported(name) => {
-            return Err(format!("images in colour space {name} are not supported"))
+            return Err(ScanError::UnsupportedColourSpace(name.clone()))
         }
     };
     let samples_per_row = width as usize * if palette.is_some() { 1 } else { channels };
@@ -383,11 +406,11 @@ fn array_space(pdf: &PdfDocument, parts: &[Object]) -> ColourSpace {
 }
 
 /// Samples of `bits` bits packed in rows padded to whole bytes, one byte each, unscaled.
-fn unpack(data: &[u8], per_row: usize, rows: usize, bits: u32) -> Result<Vec<u8>, String> {
+fn unpack(data: &[u8], per_row: usize, rows: usize, bits: u32) -> Result<Vec<u8>, ScanError> {
     let bits = bits as usize;
     let row_bytes = (per_row * bits).div_ceil(8);
     if data.len() < row_bytes * rows {
-        return Err("image data is shorter than its size says".to_owned());
+        return Err(ScanError::Truncated);
     }
     if bits == 8 {
         return Ok(data[..per_row * rows].to_vec());

@@ -63,26 +63,35 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
     Ok(loaded)
 }
 
+/// Why a sheet's cells could not be read.
+#[derive(Debug, thiserror::Error)]
+enum SheetError {
+    #[error(transparent)]
+    Xlsx(#[from] XlsxError),
+    #[error("more than {MAX_SHEET_CELLS} cells with values")]
+    TooManyCells,
+}
+
 /// The sheet's rows with values, each holding only the columns that have a value somewhere.
 fn sheet_rows(
     workbook: &mut Xlsx<Cursor<Vec<u8>>>,
     name: &str,
-) -> Result<Vec<Vec<String>>, String> {
+) -> Result<Vec<Vec<String>>, SheetError> {
     let mut reader = match workbook.worksheet_cells_reader(name) {
         Ok(reader) => reader,
         // A chart sheet, or a worksheet written as `<sheetData/>`: no cells to read.
         Err(XlsxError::NotAWorksheet(_)) => return Ok(Vec::new()),
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(err.into()),
     };
     let mut cells: BTreeMap<u32, BTreeMap<u32, String>> = BTreeMap::new();
     let mut count = 0usize;
-    while let Some(cell) = reader.next_cell().map_err(|err| err.to_string())? {
+    while let Some(cell) = reader.next_cell()? {
         let Some(value) = cell_text(cell.get_value()) else {
             continue;
         };
         count += 1;
         if count > MAX_SHEET_CELLS {
-            return Err(format!("more than {MAX_SHEET_CELLS} cells with values"));
+            return Err(SheetError::TooManyCells);
         }
         let (row, column) = cell.get_position();
         cells.entry(row).or_default().insert(column, value);

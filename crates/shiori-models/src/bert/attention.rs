@@ -45,8 +45,10 @@ pub(crate) fn attend(
             let key = qkv[hidden + head * head_dim..].as_ptr();
             let value = qkv[2 * hidden + head * head_dim..].as_ptr();
             let stride = (3 * hidden) as isize;
-            // SAFETY: every pointer and stride below addresses this sequence's tokens inside
-            // `qkv`, `scores` (tokens × tokens) and `context` (tokens × hidden).
+            // SAFETY: `qkv` was sliced (bounds-checked) to this sequence's tokens × 3·hidden
+            // values, and the query and key start at column head·head_dim (+ hidden) of the
+            // first token, so `tokens` rows 3·hidden apart of head_dim values stay inside it
+            // (head·head_dim + head_dim ≤ hidden); `scores` holds tokens × tokens values.
             unsafe {
                 gemm::gemm(
                     tokens,
@@ -71,6 +73,11 @@ pub(crate) fn attend(
                 );
             }
             softmax_rows(&mut scores, tokens);
+            // SAFETY: `scores` holds tokens × tokens values; the value starts at column
+            // 2·hidden + head·head_dim of this sequence's `qkv` slice, so `tokens` rows 3·hidden
+            // apart of head_dim values stay inside it; `context` holds tokens × hidden values
+            // (`split_at_mut` above), and its head_dim columns from head·head_dim of `tokens`
+            // rows `hidden` apart stay inside it. `context` is this task's alone.
             unsafe {
                 gemm::gemm(
                     tokens,

@@ -57,34 +57,68 @@ impl Bf16Weights {
     }
 
     /// `out[r] = bias + input[r] · Wᵀ` for every row; `scratch` receives the rounded input.
+    /// Panics unless `input` holds whole rows and `bias`, `out` and `scratch` are sized to
+    /// them (`outputs`, rows × outputs and rows × inputs / 2 values).
     ///
     /// # Safety
     /// The CPU must have AVX-512F and AVX-512 BF16 ([`supported`]).
     pub unsafe fn matmul(&self, input: &[f32], bias: &[f32], out: &mut [f32], scratch: &mut [u32]) {
         let pairs = self.inputs / 2;
+        let rows = input.len() / self.inputs;
+        assert_eq!(input.len(), rows * self.inputs, "input is not whole rows");
+        assert_eq!(bias.len(), self.outputs, "bias length");
+        assert_eq!(out.len(), rows * self.outputs, "output length");
+        assert_eq!(scratch.len(), rows * pairs, "scratch length");
         scratch
             .par_chunks_mut(ROWS_PER_TASK * pairs)
             .zip(input.par_chunks(ROWS_PER_TASK * self.inputs))
             .zip(out.par_chunks_mut(ROWS_PER_TASK * self.outputs))
-            // SAFETY: the caller vouched for the CPU features.
-            .for_each(|((rounded, input), out)| unsafe {
-                round_to_bf16_pairs(input, rounded);
-                self.rows(rounded, bias, out);
+            .for_each(|((rounded, input), out)| {
+                // SAFETY: the caller vouched for the CPU features both kernels enable; each
+                // checks the lengths it relies on.
+                unsafe {
+                    round_to_bf16_pairs(input, rounded);
+                    self.rows(rounded, bias, out);
+                }
             });
     }
 
+    /// `out[r] = bias + input[r] · Wᵀ` for the `input.len() / (inputs / 2)` rows of paired
+    /// bfloat16 `input`. Panics if `bias` or `out` is too short for them.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F and AVX-512 BF16 ([`supported`]).
     #[target_feature(enable = "avx512f,avx512bf16")]
     unsafe fn rows(&self, input: &[u32], bias: &[f32], out: &mut [f32]) {
         let pairs = self.inputs / 2;
         let rows = input.len() / pairs;
+        assert!(bias.len() >= self.outputs, "bias shorter than the outputs");
+        assert!(
+            out.len() >= rows * self.outputs,
+            "output shorter than the rows"
+        );
+        // `pack` made `packed` `outputs / PANEL` panels of `pairs × PANEL` words.
+        debug_assert_eq!(self.packed.len(), self.outputs * pairs);
         for panel in 0..self.outputs / PANEL {
-            let weights = self.packed.as_ptr().add(panel * pairs * PANEL);
-            let bias = bias.as_ptr().add(panel * PANEL);
+            // SAFETY: panel < outputs / PANEL, so both offsets lie inside `packed` and `bias`
+            // (at least `outputs` long, asserted above).
+            let (weights, bias) = unsafe {
+                (
+                    self.packed.as_ptr().add(panel * pairs * PANEL),
+                    bias.as_ptr().add(panel * PANEL),
+                )
+            };
             let mut row = 0;
             while row < rows {
                 let tile_rows = (rows - row).min(TILE_ROWS);
-                let a = input.as_ptr().add(row * pairs);
-                let c = out.as_mut_ptr().add(row * self.outputs + panel * PANEL);
+                // SAFETY: row < rows, so the input offset lies inside `input` (rows × pairs
+                // words) and the output offset inside `out` (rows × outputs, asserted above).
+                let (a, c) = unsafe {
+                    (
+                        input.as_ptr().add(row * pairs),
+                        out.as_mut_ptr().add(row * self.outputs + panel * PANEL),
+                    )
+                };
                 let tile = Tile {
                     input: a,
                     pairs,
@@ -93,15 +127,21 @@ impl Bf16Weights {
                     out: c,
                     out_stride: self.outputs,
                 };
-                match tile_rows {
-                    8 => tile.run::<8>(),
-                    7 => tile.run::<7>(),
-                    6 => tile.run::<6>(),
-                    5 => tile.run::<5>(),
-                    4 => tile.run::<4>(),
-                    3 => tile.run::<3>(),
-                    2 => tile.run::<2>(),
-                    _ => tile.run::<1>(),
+                // SAFETY: this function runs only with the CPU features `run` enables. The
+                // tile's rows, row..row + tile_rows, lie inside `input` and `out`; its panel's
+                // `pairs × PANEL` weights inside `packed` and its `PANEL` biases inside `bias`
+                // (see above); nothing else reads or writes `out` meanwhile (`&mut`).
+                unsafe {
+                    match tile_rows {
+                        8 => tile.run::<8>(),
+                        7 => tile.run::<7>(),
+                        6 => tile.run::<6>(),
+                        5 => tile.run::<5>(),
+                        4 => tile.run::<4>(),
+                        3 => tile.run::<3>(),
+                        2 => tile.run::<2>(),
+                        _ => tile.run::<1>(),
+                    }
                 }
                 row += tile_rows;
             }
@@ -120,25 +160,48 @@ struct Tile {
 }
 
 impl Tile {
+    /// `out[r][0..PANEL] = bias + input[r] · panel` for `ROWS` rows.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F and AVX-512 BF16 ([`supported`]). `input` must be readable
+    /// for `ROWS × pairs` words, `weights` for `pairs × PANEL` words and `bias` for `PANEL`
+    /// values; `out` must be writable for `PANEL` values at the start of each of `ROWS` rows
+    /// `out_stride` apart, and nothing else may access them during the call.
     #[target_feature(enable = "avx512f,avx512bf16")]
     unsafe fn run<const ROWS: usize>(&self) {
-        let mut low = [_mm512_loadu_ps(self.bias); ROWS];
-        let mut high = [_mm512_loadu_ps(self.bias.add(16)); ROWS];
+        // SAFETY: `bias` is readable for PANEL = 32 values (the caller's guarantee).
+        let (bias_low, bias_high) = unsafe {
+            (
+                _mm512_loadu_ps(self.bias),
+                _mm512_loadu_ps(self.bias.add(16)),
+            )
+        };
+        let mut low = [bias_low; ROWS];
+        let mut high = [bias_high; ROWS];
         for pair in 0..self.pairs {
-            let columns = self.weights.add(pair * PANEL);
-            let w_low = as_bf16(_mm512_loadu_si512(columns.cast()));
-            let w_high = as_bf16(_mm512_loadu_si512(columns.add(16).cast()));
+            // SAFETY: pair < pairs, and `weights` is readable for pairs × PANEL words.
+            let (w_low, w_high) = unsafe {
+                let columns = self.weights.add(pair * PANEL);
+                (
+                    as_bf16(_mm512_loadu_si512(columns.cast())),
+                    as_bf16(_mm512_loadu_si512(columns.add(16).cast())),
+                )
+            };
             for row in 0..ROWS {
-                let x = *self.input.add(row * self.pairs + pair);
+                // SAFETY: row < ROWS and pair < pairs, inside the ROWS × pairs input words.
+                let x = unsafe { *self.input.add(row * self.pairs + pair) };
                 let x = as_bf16(_mm512_set1_epi32(x as i32));
                 low[row] = _mm512_dpbf16_ps(low[row], x, w_low);
                 high[row] = _mm512_dpbf16_ps(high[row], x, w_high);
             }
         }
         for row in 0..ROWS {
-            let out = self.out.add(row * self.out_stride);
-            _mm512_storeu_ps(out, low[row]);
-            _mm512_storeu_ps(out.add(16), high[row]);
+            // SAFETY: row < ROWS, and each row's first PANEL = 32 outputs are writable.
+            unsafe {
+                let out = self.out.add(row * self.out_stride);
+                _mm512_storeu_ps(out, low[row]);
+                _mm512_storeu_ps(out.add(16), high[row]);
+            }
         }
     }
 }
@@ -149,19 +212,30 @@ fn as_bf16(bits: __m512i) -> __m512bh {
     unsafe { std::mem::transmute(bits) }
 }
 
-/// Rounds `input` to bfloat16 (to nearest, ties to even) two values a word.
+/// Rounds `input` to bfloat16 (to nearest, ties to even) two values a word. Panics if `out`
+/// has fewer than `input.len() / 2` words.
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512 BF16 ([`supported`]).
 #[target_feature(enable = "avx512f,avx512bf16")]
 unsafe fn round_to_bf16_pairs(input: &[f32], out: &mut [u32]) {
+    assert!(
+        out.len() >= input.len() / 2,
+        "output shorter than the pairs"
+    );
     let vectors = input.chunks_exact(32);
     let tail = vectors.remainder();
     for (values, words) in vectors.zip(out.chunks_exact_mut(16)) {
-        let low = _mm512_loadu_ps(values.as_ptr());
-        let high = _mm512_loadu_ps(values.as_ptr().add(16));
-        let rounded = _mm512_cvtne2ps_pbh(high, low);
-        _mm512_storeu_si512(
-            words.as_mut_ptr().cast(),
-            std::mem::transmute::<__m512bh, __m512i>(rounded),
-        );
+        // SAFETY: `values` holds exactly 32 values and `words` exactly 16 words.
+        unsafe {
+            let low = _mm512_loadu_ps(values.as_ptr());
+            let high = _mm512_loadu_ps(values.as_ptr().add(16));
+            let rounded = _mm512_cvtne2ps_pbh(high, low);
+            _mm512_storeu_si512(
+                words.as_mut_ptr().cast(),
+                std::mem::transmute::<__m512bh, __m512i>(rounded),
+            );
+        }
     }
     let done = (input.len() - tail.len()) / 2;
     for (pair, word) in tail.chunks_exact(2).zip(&mut out[done..]) {
@@ -197,6 +271,7 @@ mod tests {
         let packed = Bf16Weights::pack(&weight, outputs, inputs).unwrap();
         let mut out = vec![0f32; rows * outputs];
         let mut scratch = vec![0u32; rows * inputs / 2];
+        // SAFETY: `supported()` was asserted above.
         unsafe { packed.matmul(&input, &bias, &mut out, &mut scratch) };
         let expected = f32_reference(&input, &weight, &bias, inputs);
         for (i, (got, want)) in out.iter().zip(&expected).enumerate() {

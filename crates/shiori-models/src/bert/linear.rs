@@ -89,6 +89,9 @@ impl Linear {
     /// the bfloat16 kernel rounds the input into.
     pub fn forward(&self, input: &[f32], out: &mut [f32], scratch: &mut Vec<u32>) {
         let rows = input.len() / self.inputs;
+        // The kernels below read and write through raw pointers sized by these.
+        assert_eq!(self.bias.len(), self.outputs, "bias length");
+        assert_eq!(out.len(), rows * self.outputs, "output length");
         match &self.kernel {
             #[cfg(target_arch = "x86_64")]
             Kernel::Bf16(weights) => {
@@ -96,7 +99,8 @@ impl Linear {
                 if scratch.len() < words {
                     scratch.resize(words, 0);
                 }
-                // SAFETY: the kernel is only built when `bf16::supported()`.
+                // SAFETY: the kernel is only built when `bf16::supported()`; it checks the
+                // lengths it relies on.
                 unsafe { weights.matmul(input, &self.bias, out, &mut scratch[..words]) };
             }
             #[cfg(target_arch = "x86_64")]
@@ -110,8 +114,9 @@ impl Linear {
                 for row in out.chunks_exact_mut(self.outputs) {
                     row.copy_from_slice(&self.bias);
                 }
-                // SAFETY: `out` holds rows × outputs values, `input` rows × inputs and `weight`
-                // outputs × inputs, and the strides below stay inside them.
+                // SAFETY: `out` holds rows × outputs values (asserted above), `input` at least
+                // rows × inputs (rows = len / inputs) and `weight` outputs × inputs (its shape
+                // at `new`), and the strides below stay inside them.
                 unsafe {
                     gemm::gemm(
                         rows,

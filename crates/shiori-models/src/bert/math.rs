@@ -31,9 +31,13 @@ macro_rules! simd_versions {
             }
 
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the CPU was just checked for AVX-512F (VL, BW, DQ come with it on
-                // every CPU that has it).
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                // SAFETY: the CPU was just checked for every feature `avx512` enables.
                 return unsafe { avx512($($arg),*) };
             }
             #[cfg(target_arch = "x86_64")]

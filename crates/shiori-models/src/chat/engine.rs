@@ -10,20 +10,26 @@ use std::sync::{Mutex, OnceLock};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::LlamaCppError;
 
 use super::logs;
 use crate::ModelLoadError;
 
+/// llama.cpp failed to start, for the life of the process.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("llama.cpp did not start: {0}")]
+pub struct BackendUnavailable(#[source] &'static LlamaCppError);
+
 /// llama.cpp's backend; its logs go to `tracing`.
-pub fn backend() -> Result<&'static LlamaBackend, String> {
-    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+pub fn backend() -> Result<&'static LlamaBackend, BackendUnavailable> {
+    static BACKEND: OnceLock<Result<LlamaBackend, LlamaCppError>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
             logs::forward_to_tracing();
-            LlamaBackend::init().map_err(|e| format!("llama.cpp did not start: {e}"))
+            LlamaBackend::init()
         })
         .as_ref()
-        .map_err(Clone::clone)
+        .map_err(BackendUnavailable)
 }
 
 /// The model at `path`, loaded (memory-mapped) the first time it is asked for.

@@ -18,6 +18,7 @@ use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::{ApplyChatTemplateError, NewLlamaChatMessageError};
 use shiori_core::{
     parse_tool_calls, ChatError, ChatModel, ChatRequest, ChatResponse, TokenSink, Usage,
 };
@@ -25,7 +26,7 @@ use shiori_core::{
 use crate::ModelLoadError;
 use prompt::Piece;
 use reply::Reply;
-use session::Session;
+use session::{Session, SessionError};
 use stream::TextStream;
 
 const DEFAULT_MAX_TOKENS: usize = 512;
@@ -43,6 +44,17 @@ const CONTEXT_STEP: usize = 256;
 /// the machine's noise) for 2.4 and 5.3 MB less.
 const MICRO_BATCH: u32 = 64;
 const DEFAULT_SEED: u32 = 0x5348_494f;
+
+/// Why a request could not be laid out in the model's chat template.
+#[derive(Debug, thiserror::Error)]
+enum RenderError {
+    #[error(transparent)]
+    Message(#[from] NewLlamaChatMessageError),
+    #[error("llama.cpp cannot apply the model's chat template: {0}")]
+    Template(#[source] ApplyChatTemplateError),
+    #[error(transparent)]
+    Dropped(#[from] prompt::DroppedMessage),
+}
 
 /// How a local model runs; `None` takes the default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -161,21 +173,20 @@ impl GgufChatModel {
     }
 
     /// The request laid out by the model's template, split into template text and messages.
-    fn render(&self, request: &ChatRequest) -> Result<Vec<Piece>, String> {
+    fn render(&self, request: &ChatRequest) -> Result<Vec<Piece>, RenderError> {
         let turns = prompt::turns(request);
         let marks = prompt::placeholders(turns.len());
         let messages = turns
             .iter()
             .zip(&marks)
             .map(|((role, _), mark)| LlamaChatMessage::new(role.to_string(), mark.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
+            .collect::<Result<Vec<_>, _>>()?;
         let rendered = self
             .model
             .apply_chat_template(&self.template, &messages, true)
-            .map_err(|e| format!("llama.cpp cannot apply the model's chat template: {e}"))?;
+            .map_err(RenderError::Template)?;
         let contents: Vec<String> = turns.into_iter().map(|(_, content)| content).collect();
-        prompt::split(&rendered, &contents)
+        Ok(prompt::split(&rendered, &contents)?)
     }
 
     fn encode_prompt(&self, request: &ChatRequest) -> Result<Vec<LlamaToken>, ChatError> {
@@ -323,7 +334,7 @@ impl GgufChatModel {
         max_new: usize,
         sampler: &mut LlamaSampler,
         reply: &mut Reply,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, SessionError> {
         session.prefill(prompt, &mut || reply.keep_going())?;
         let vocab = self.model.vocab();
         let mut stream = TextStream::default();

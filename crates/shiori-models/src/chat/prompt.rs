@@ -80,16 +80,19 @@ pub fn turns(request: &ChatRequest) -> Vec<(&'static str, String)> {
     turns
 }
 
+/// A chat template that left out a message (numbered from 1).
+#[derive(Debug, thiserror::Error)]
+#[error("the chat template dropped message {0}")]
+pub struct DroppedMessage(usize);
+
 /// Splits `rendered` (the template applied to [`placeholder`]s) back into the template's text
 /// and the messages' contents.
-pub fn split(rendered: &str, contents: &[String]) -> Result<Vec<Piece>, String> {
+pub fn split(rendered: &str, contents: &[String]) -> Result<Vec<Piece>, DroppedMessage> {
     let mut pieces = Vec::new();
     let mut rest = rendered;
     for (index, content) in contents.iter().enumerate() {
         let marker = placeholder(index);
-        let at = rest
-            .find(&marker)
-            .ok_or_else(|| format!("the chat template dropped message {}", index + 1))?;
+        let at = rest.find(&marker).ok_or(DroppedMessage(index + 1))?;
         if at > 0 {
             pieces.push(Piece::Template(rest[..at].to_string()));
         }
@@ -231,7 +234,7 @@ mod tests {
                 Piece::Template("[/u][a]".into()),
             ]
         );
-        let dropped = split("<s>[u]x[/u]", &contents).unwrap_err();
+        let dropped = split("<s>[u]x[/u]", &contents).unwrap_err().to_string();
         assert!(dropped.contains("message 1"), "{dropped}");
     }
 }

@@ -4,9 +4,19 @@
 
 use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
 use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::llama_batch::{BatchAddError, LlamaBatch};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::DecodeError;
+
+/// Why the context could not compute a token.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Batch(#[from] BatchAddError),
+    #[error("llama.cpp could not decode: {0}")]
+    Decode(#[source] DecodeError),
+}
 
 /// A context's cached prompt, taken out of it.
 pub struct CachedPrompt {
@@ -61,7 +71,7 @@ impl Session {
         &mut self,
         prompt: &[LlamaToken],
         keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), SessionError> {
         // The last prompt token is always decoded again: its logits start the reply.
         let shared = common_prefix(&self.cached, prompt).min(prompt.len().saturating_sub(1));
         let kept = self
@@ -88,9 +98,7 @@ impl Session {
             let last = self.cached.len() + chunk.len() - 1;
             for &token in chunk {
                 let position = self.cached.len();
-                batch
-                    .add(token, position as i32, &[0], position == last)
-                    .map_err(|e| e.to_string())?;
+                batch.add(token, position as i32, &[0], position == last)?;
                 self.cached.push(token);
             }
             self.decode(&mut batch)?;
@@ -110,20 +118,18 @@ impl Session {
     }
 
     /// Appends a generated token and computes the logits that follow it.
-    pub fn advance(&mut self, token: LlamaToken) -> Result<(), String> {
+    pub fn advance(&mut self, token: LlamaToken) -> Result<(), SessionError> {
         let mut batch = LlamaBatch::new(1, 1);
-        batch
-            .add(token, self.cached.len() as i32, &[0], true)
-            .map_err(|e| e.to_string())?;
+        batch.add(token, self.cached.len() as i32, &[0], true)?;
         self.cached.push(token);
         self.decode(&mut batch)
     }
 
-    fn decode(&mut self, batch: &mut LlamaBatch) -> Result<(), String> {
+    fn decode(&mut self, batch: &mut LlamaBatch) -> Result<(), SessionError> {
         self.context.decode(batch).map_err(|e| {
             // What the failed batch wrote is unknown: nothing cached can be trusted.
             self.forget();
-            format!("llama.cpp could not decode: {e}")
+            SessionError::Decode(e)
         })
     }
 }

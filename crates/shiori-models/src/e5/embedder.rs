@@ -30,7 +30,7 @@ impl E5Embedder {
 
     pub fn load_with(path: &Path, precision: Precision) -> Result<E5Embedder, EmbedError> {
         if !path.is_file() {
-            return Err(EmbedError::ModelNotFound(path.display().to_string()));
+            return Err(EmbedError::model_not_found(path.display().to_string()));
         }
         let mut file = E5File::read(path)?;
         let encoder = Encoder::load(&file, precision)?;
@@ -102,7 +102,7 @@ impl Embedder for E5Embedder {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         self.embed(&[text], "query: ")?
             .pop()
-            .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))
+            .ok_or_else(|| EmbedError::inference("no vector for the query"))
     }
 
     fn count_tokens(&self, text: &str) -> Option<usize> {

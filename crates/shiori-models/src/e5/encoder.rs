@@ -126,7 +126,7 @@ impl Encoder {
             for (position, (&id, row)) in sequence.iter().zip(rows.by_ref()).enumerate() {
                 let id = id as usize;
                 if id >= self.hyper.vocab_rows {
-                    return Err(EmbedError::Inference(format!(
+                    return Err(EmbedError::inference(format!(
                         "token id {id} outside the vocabulary"
                     )));
                 }
@@ -154,8 +154,8 @@ fn dequantize_q4_0(blocks: &[u8], out: &mut [f32]) {
     }
 }
 
-fn model_error(file: &E5File, e: impl std::fmt::Display) -> EmbedError {
-    EmbedError::Inference(format!("{}: {e}", file.path.display()))
+fn model_error(file: &E5File, e: candle_core::Error) -> EmbedError {
+    EmbedError::inference(file.path.display().to_string()).because(e)
 }
 
 #[cfg(test)]

@@ -66,12 +66,12 @@ pub(crate) struct E5File {
 impl E5File {
     pub fn read(path: &Path) -> Result<E5File, EmbedError> {
         let data = std::fs::read(path)
-            .map_err(|e| EmbedError::ModelNotFound(format!("{}: {e}", path.display())))?;
+            .map_err(|e| EmbedError::model_not_found(path.display().to_string()).because(e))?;
         E5File::parse(path, data)
     }
 
     fn parse(path: &Path, data: Vec<u8>) -> Result<E5File, EmbedError> {
-        let bad = |what: &str| EmbedError::Inference(format!("{}: {what}", path.display()));
+        let bad = |what: &str| EmbedError::inference(format!("{}: {what}", path.display()));
         let mut cursor = Cursor {
             data: &data,
             at: 0,
@@ -119,14 +119,14 @@ impl E5File {
         elements: usize,
     ) -> Result<&[u8], EmbedError> {
         let entry = self.tensors.get(name).ok_or_else(|| {
-            EmbedError::Inference(format!("{}: missing tensor {name}", self.path.display()))
+            EmbedError::inference(format!("{}: missing tensor {name}", self.path.display()))
         })?;
         let expected_bytes = match kind {
             TensorType::F32 => elements * 4,
             TensorType::Q4_0 => elements / Q4_BLOCK * Q4_BLOCK_BYTES,
         };
         if entry.kind != kind || entry.elements != elements || entry.bytes.len() < expected_bytes {
-            return Err(EmbedError::Inference(format!(
+            return Err(EmbedError::inference(format!(
                 "{}: tensor {name} is not {kind:?} with {elements} values",
                 self.path.display()
             )));
@@ -231,7 +231,7 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn error(&self, what: &str) -> EmbedError {
-        EmbedError::Inference(format!(
+        EmbedError::inference(format!(
             "{}: {what} (byte {})",
             self.path.display(),
             self.at

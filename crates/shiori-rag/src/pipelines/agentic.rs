@@ -5,8 +5,8 @@ use super::calculator;
 use super::iterative::merge;
 use super::sources;
 use crate::corpus::RagError;
-use crate::pipeline::Run;
 use crate::prompts::{documents, UNTRUSTED_DOCUMENTS};
+use crate::run::Run;
 use serde_json::{json, Value};
 use shiori_core::{Answer, ChatMessage, ChatRequest, Role, Source, ToolCall, ToolSpec};
 
@@ -208,7 +208,7 @@ mod tests {
             ("vpn", "Connect to the VPN first."),
         ]);
         let prices = PriceTable::default();
-        let pipelines = one_model_pipelines(&corpus, &model, &prices, PipelineParams::default());
+        let pipelines = one_model_pipelines(&corpus, &model, &prices, test_params());
         let answer = pipelines
             .run(
                 "How much storage with two extra blocks?",
@@ -266,7 +266,7 @@ mod tests {
             &prices,
             PipelineParams {
                 max_steps: 3,
-                ..PipelineParams::default()
+                ..test_params()
             },
         );
         let answer = pipelines.run("vpn?", PipelineKind::Agentic).unwrap();

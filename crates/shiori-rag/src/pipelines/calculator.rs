@@ -1,14 +1,40 @@
 //! Arithmetic for the agent's `calculate` tool: + - * / % ^ and parentheses over decimals.
 
+/// Why an expression has no value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum CalcError {
+    #[error("the result is not a finite number")]
+    NotFinite,
+    #[error("unexpected {found:?} at position {position}")]
+    Unexpected { found: char, position: usize },
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("a parenthesis is not closed")]
+    Unclosed,
+    #[error("expected a number, found {0:?}")]
+    ExpectedNumber(char),
+    #[error("expected a number at the end")]
+    EndedEarly,
+    #[error("{text:?} is not a number")]
+    NotANumber {
+        text: String,
+        #[source]
+        source: std::num::ParseFloatError,
+    },
+}
+
 /// Evaluates `expression`, or says why it cannot.
-pub(crate) fn evaluate(expression: &str) -> Result<f64, String> {
+pub(crate) fn evaluate(expression: &str) -> Result<f64, CalcError> {
     let tokens: Vec<char> = expression.chars().filter(|c| !c.is_whitespace()).collect();
     let mut parser = Parser { tokens, at: 0 };
     let value = parser.sum()?;
     match parser.peek() {
         None if value.is_finite() => Ok(value),
-        None => Err("the result is not a finite number".to_string()),
-        Some(c) => Err(format!("unexpected {c:?} at position {}", parser.at + 1)),
+        None => Err(CalcError::NotFinite),
+        Some(found) => Err(CalcError::Unexpected {
+            found,
+            position: parser.at + 1,
+        }),
     }
 }
 
@@ -22,7 +48,7 @@ impl Parser {
         self.tokens.get(self.at).copied()
     }
 
-    fn sum(&mut self) -> Result<f64, String> {
+    fn sum(&mut self) -> Result<f64, CalcError> {
         let mut value = self.product()?;
         while let Some(op @ ('+' | '-')) = self.peek() {
             self.at += 1;
@@ -36,14 +62,14 @@ impl Parser {
         Ok(value)
     }
 
-    fn product(&mut self) -> Result<f64, String> {
+    fn product(&mut self) -> Result<f64, CalcError> {
         let mut value = self.power()?;
         while let Some(op @ ('*' | '/' | '%')) = self.peek() {
             self.at += 1;
             let right = self.power()?;
             value = match op {
                 '*' => value * right,
-                '/' if right == 0.0 => return Err("division by zero".to_string()),
+                '/' if right == 0.0 => return Err(CalcError::DivisionByZero),
                 '/' => value / right,
                 _ => value % right,
             };
@@ -51,7 +77,7 @@ impl Parser {
         Ok(value)
     }
 
-    fn power(&mut self) -> Result<f64, String> {
+    fn power(&mut self) -> Result<f64, CalcError> {
         let base = self.unary()?;
         if self.peek() == Some('^') {
             self.at += 1;
@@ -60,7 +86,7 @@ impl Parser {
         Ok(base)
     }
 
-    fn unary(&mut self) -> Result<f64, String> {
+    fn unary(&mut self) -> Result<f64, CalcError> {
         match self.peek() {
             Some('-') => {
                 self.at += 1;
@@ -70,7 +96,7 @@ impl Parser {
                 self.at += 1;
                 let value = self.sum()?;
                 if self.peek() != Some(')') {
-                    return Err("a parenthesis is not closed".to_string());
+                    return Err(CalcError::Unclosed);
                 }
                 self.at += 1;
                 Ok(value)
@@ -79,7 +105,7 @@ impl Parser {
         }
     }
 
-    fn number(&mut self) -> Result<f64, String> {
+    fn number(&mut self) -> Result<f64, CalcError> {
         let start = self.at;
         while matches!(self.peek(), Some(c) if c.is_ascii_digit() || c == '.' || c == ',') {
             self.at += 1;
@@ -88,10 +114,13 @@ impl Parser {
             .iter()
             .filter(|c| **c != ',')
             .collect();
-        text.parse::<f64>().map_err(|_| match self.peek() {
-            Some(c) if text.is_empty() => format!("expected a number, found {c:?}"),
-            _ if text.is_empty() => "expected a number at the end".to_string(),
-            _ => format!("{text:?} is not a number"),
+        text.parse::<f64>().map_err(|source| match self.peek() {
+            Some(c) if text.is_empty() => CalcError::ExpectedNumber(c),
+            _ if text.is_empty() => CalcError::EndedEarly,
+            _ => CalcError::NotANumber {
+                text: text.clone(),
+                source,
+            },
         })
     }
 }

@@ -4,8 +4,8 @@
 use super::multi_query::generated_queries;
 use super::sources;
 use crate::corpus::RagError;
-use crate::pipeline::{summary, Run};
 use crate::prompts::{self, Grade};
+use crate::run::{summary, Run};
 use shiori_core::{Answer, Source};
 use std::time::Instant;
 
@@ -328,7 +328,7 @@ mod grading_tests {
     ) -> (Answer, MockServer, MockServer, MockServer) {
         let params = PipelineParams {
             queries: 2,
-            ..PipelineParams::default()
+            ..test_params()
         };
         ask_with(kind, irrelevant, params, None)
     }
@@ -373,7 +373,7 @@ mod grading_tests {
         let params = PipelineParams {
             queries: 2,
             refuse_irrelevant: true,
-            ..PipelineParams::default()
+            ..test_params()
         };
         let (answer, _, _, web_server) =
             ask_with(PipelineKind::Crag, Some("VPN"), params, Some(0.95));

@@ -2,8 +2,8 @@
 
 use super::sources;
 use crate::corpus::RagError;
-use crate::pipeline::Run;
 use crate::prompts::{self, NEED_MORE};
+use crate::run::Run;
 use shiori_core::{Answer, Source};
 
 /// retrieve → (answer | NEED_MORE: query → retrieve more) × at most `max_steps` → answer.
@@ -61,7 +61,7 @@ mod tests {
     ) -> Pipelines<'a> {
         let params = PipelineParams {
             max_steps: 3,
-            ..PipelineParams::default()
+            ..test_params()
         };
         one_model_pipelines(corpus, model, prices, params)
     }

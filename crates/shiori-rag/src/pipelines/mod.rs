@@ -1,4 +1,4 @@
-//! Each pipeline as an explicit sequence of steps over a [`Run`](crate::pipeline::Run).
+//! Each pipeline as an explicit sequence of steps over a [`Run`](crate::run::Run).
 
 mod agentic;
 mod calculator;
@@ -14,7 +14,7 @@ pub(crate) use multi_query::{decompose, fusion, hyde};
 pub(crate) use reflective::reflective;
 
 use crate::corpus::RagError;
-use crate::pipeline::Run;
+use crate::run::Run;
 use shiori_core::{Answer, Hit, Source};
 
 /// retrieve → the sentences that answer, or refuse when nothing is relevant enough.

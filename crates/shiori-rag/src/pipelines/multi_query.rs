@@ -2,8 +2,8 @@
 
 use super::sources;
 use crate::corpus::RagError;
-use crate::pipeline::Run;
 use crate::prompts;
+use crate::run::Run;
 use shiori_core::Answer;
 
 /// RAG-Fusion: N generated queries + the original, retrieved in parallel, fused, top MAX answered.
@@ -105,7 +105,7 @@ mod tests {
             PipelineParams {
                 queries: 3,
                 max_context: 2,
-                ..PipelineParams::default()
+                ..test_params()
             },
         );
         let answer = pipelines.run(QUESTION, kind).unwrap();

@@ -3,8 +3,8 @@
 use super::iterative::merge;
 use super::sources;
 use crate::corpus::RagError;
-use crate::pipeline::Run;
 use crate::prompts;
+use crate::run::Run;
 use shiori_core::Answer;
 
 pub(crate) fn reflective(run: &mut Run, question: &str) -> Result<Answer, RagError> {
@@ -65,7 +65,7 @@ mod tests {
             &prices,
             PipelineParams {
                 top_k: 1,
-                ..PipelineParams::default()
+                ..test_params()
             },
         );
         let answer = pipelines

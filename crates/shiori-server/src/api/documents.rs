@@ -10,19 +10,8 @@ use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use shiori_core::{check_group_name, joined_groups, split_groups, Access, GROUPS_KEY};
-use shiori_engine::{groups_file, Engine, IndexFailure, IndexReport, Reader};
-use std::collections::HashSet;
+use shiori_engine::{write_groups_file, Engine, IndexFailure, IndexReport, Reader, UploadInfo};
 use std::path::PathBuf;
-use std::time::UNIX_EPOCH;
-
-#[derive(Debug, Serialize)]
-pub struct DocumentInfo {
-    pub id: String,
-    pub size: u64,
-    /// Seconds since the Unix epoch.
-    pub modified: u64,
-    pub indexed: bool,
-}
 
 /// `GET /api/documents`: every uploaded document, and how many files the index holds in all.
 /// A key sees only the uploads it may read a chunk of, and counts only such files.
@@ -33,21 +22,8 @@ pub async fn list(
     let engine = state.engine();
     let uploads = state.uploads_dir.clone();
     let body = tokio::task::spawn_blocking(move || -> Result<Value, ApiError> {
-        let indexed: HashSet<String> = engine.files(&reader.access)?.into_iter().collect();
-        let entries = std::fs::read_dir(&uploads)
-            .map_err(|e| ApiError::Internal(format!("{}: {e}", uploads.display())))?;
-        let mut documents = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let readable = reader.access == Access::Everything
-                || indexed.contains(&entry.path().display().to_string());
-            if name.starts_with('.') || !readable {
-                continue;
-            }
-            documents.push(info(&name, &entry.path(), &indexed));
-        }
-        documents.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(json!({"documents": documents, "indexed_files": indexed.len()}))
+        let listing = engine.uploads(&uploads, &reader.access)?;
+        Ok(json!({"documents": listing.documents, "indexed_files": listing.indexed_files}))
     })
     .await??;
     Ok(Json(body))
@@ -72,10 +48,8 @@ pub async fn get_one(
         if hidden || !path.is_file() {
             return Err(no_upload(&id));
         }
-        let indexed: HashSet<String> = std::iter::once(key)
-            .filter(|_| !chunks.is_empty())
-            .collect();
-        Ok(json!({"document": info(&id, &path, &indexed), "chunks": chunks}))
+        let document = UploadInfo::of(&id, &path, !chunks.is_empty());
+        Ok(json!({"document": document, "chunks": chunks}))
     })
     .await??;
     Ok(Json(body))
@@ -210,17 +184,8 @@ fn checked_groups(raw: &str) -> Result<String, ApiError> {
 
 /// Records the groups of the upload at `path` beside it (none: readable by every key).
 fn save_groups(path: &std::path::Path, groups: Option<&str>) -> Result<(), ApiError> {
-    let Some(sidecar) = groups_file(path) else {
-        return Ok(());
-    };
-    let written = match groups.filter(|groups| !groups.is_empty()) {
-        Some(groups) => std::fs::write(&sidecar, groups),
-        None => match std::fs::remove_file(&sidecar) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            removed => removed,
-        },
-    };
-    written.map_err(|e| ApiError::Internal(format!("{}: {e}", sidecar.display())))
+    write_groups_file(path, groups)
+        .map_err(|e| ApiError::Internal(format!("{}: {e}", path.display())))
 }
 
 /// Each uploaded file's outcome: indexed when it has chunks in the index. The report keeps only
@@ -297,19 +262,6 @@ fn existing_upload(state: &SharedState, id: &str) -> Result<PathBuf, ApiError> {
 
 fn no_upload(id: &str) -> ApiError {
     ApiError::NotFound(format!("no uploaded document {id:?}"))
-}
-
-fn info(id: &str, path: &std::path::Path, indexed: &HashSet<String>) -> DocumentInfo {
-    let metadata = std::fs::metadata(path).ok();
-    DocumentInfo {
-        id: id.to_string(),
-        size: metadata.as_ref().map_or(0, |m| m.len()),
-        modified: metadata
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_secs()),
-        indexed: indexed.contains(&path.display().to_string()),
-    }
 }
 
 /// Writes beside the target under a hidden name (walks skip it) and renames over it, so a

@@ -8,14 +8,11 @@ use crate::state::SharedState;
 use axum::extract::State;
 use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
-use shiori_core::{Access, Refusal, RetrievalConfig, RetrievalMode};
-use shiori_engine::{check_retrieval, refusal_override, EvalRun, IndexReport, IndexTarget, Reader};
-use shiori_eval::{sweep_grid, sweep_thresholds, EvalReport, SweepRow};
+use serde_json::Value;
+use shiori_core::{Access, Refusal, RetrievalMode};
+use shiori_engine::{IndexReport, IndexTarget, Reader, RetrievalOverrides};
+use shiori_eval::{EvalReport, SweepRow};
 use std::time::Instant;
-
-/// Documents a failure shows of what came back, best first.
-const FAILURE_DOCS: usize = 3;
 
 #[derive(Debug, Serialize)]
 pub struct ReindexResponse {
@@ -113,13 +110,12 @@ pub async fn eval(
                     .into(),
             )
         })?;
-    let retrieval = RetrievalConfig {
-        refusal: refusal_override(request.refusal, request.threshold)?
-            .unwrap_or(engine.config.retrieval.refusal),
-        mode: request.mode.unwrap_or(engine.config.retrieval.mode),
-        ..engine.config.retrieval.clone()
-    };
-    check_retrieval(&retrieval)?;
+    let retrieval = engine.retrieval(&RetrievalOverrides {
+        refusal: request.refusal,
+        threshold: request.threshold,
+        mode: request.mode,
+        ..RetrievalOverrides::default()
+    })?;
     drop(engine);
     let body = state
         .write("eval", move |engine, progress| {
@@ -128,8 +124,8 @@ pub async fn eval(
             let shown = engine.shown_paths();
             run.report.dataset = shown.show(&run.report.dataset);
             Ok(EvalResponse {
-                failures: failures(&run),
-                threshold_sweep: sweep_thresholds(&run.dataset, &run.outcomes, &sweep_grid()),
+                failures: run.failures(),
+                threshold_sweep: engine.sweeps(&run).thresholds,
                 dataset: shown.show(&dataset.display().to_string()),
                 refusal: retrieval.refusal,
                 mode: retrieval.mode,
@@ -149,57 +145,6 @@ pub struct EvalResponse {
     pub report: EvalReport,
     pub failures: Vec<Value>,
     pub threshold_sweep: Vec<SweepRow>,
-}
-
-/// Queries the engine got wrong: an answerable one refused or with a wrong first document, an
-/// unanswerable one answered.
-fn failures(run: &EvalRun) -> Vec<Value> {
-    run.dataset
-        .queries
-        .iter()
-        .zip(&run.outcomes)
-        .filter_map(|(query, outcome)| {
-            let top_is_relevant = outcome
-                .ranked_doc_ids
-                .first()
-                .is_some_and(|id| query.relevant.get(id).is_some_and(|grade| *grade > 0));
-            let reason = match (query.answerable, outcome.refused) {
-                (true, true) => "refused an answerable question",
-                (true, false) if !query.relevant.is_empty() && !top_is_relevant => {
-                    "the first document is not relevant"
-                }
-                (false, false) => "answered an unanswerable question",
-                _ => return None,
-            };
-            let mut gold: Vec<&String> = query.relevant.keys().collect();
-            gold.sort();
-            let mut got: Vec<&String> = Vec::new();
-            for id in &outcome.ranked_doc_ids {
-                if !got.contains(&id) {
-                    got.push(id);
-                }
-                if got.len() == FAILURE_DOCS {
-                    break;
-                }
-            }
-            Some(json!({
-                "id": query.id,
-                "question": query.text,
-                "reason": reason,
-                "gold": {
-                    "answerable": query.answerable,
-                    "doc_ids": gold,
-                    "answers": query.answers,
-                },
-                "got": {
-                    "refused": outcome.refused,
-                    "doc_ids": got,
-                    "best_dense": outcome.best_dense,
-                    "top_text": outcome.top_text,
-                },
-            }))
-        })
-        .collect()
 }
 
 /// Writes and evaluations see every document: only an admin key (or the machine's owner) may

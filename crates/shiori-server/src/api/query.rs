@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use serde::Deserialize;
-use shiori_core::{ConversationId, Filters, Refusal, RetrievalConfig, RetrievalMode};
-use shiori_engine::{refusal_override, AnswerEvent, AskOptions, EngineError, PipelineKind, Reader};
+use shiori_core::{ConversationId, Filters, Refusal, RetrievalMode};
+use shiori_engine::{AnswerEvent, AskOptions, PipelineKind, Question, Reader, RetrievalOverrides};
 use std::convert::Infallible;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
@@ -43,15 +43,16 @@ pub struct QueryRequest {
 }
 
 impl QueryRequest {
-    /// The retrieval settings of this request over the configured ones.
-    pub fn retrieval(&self, base: &RetrievalConfig) -> Result<RetrievalConfig, EngineError> {
-        Ok(RetrievalConfig {
-            top_k: self.top_k.unwrap_or(base.top_k),
-            refusal: refusal_override(self.refusal, self.threshold)?.unwrap_or(base.refusal),
-            mode: self.mode.unwrap_or(base.mode),
-            two_stage: self.two_stage.unwrap_or(base.two_stage),
-            ..base.clone()
-        })
+    /// What this request changes of `[retrieval]`.
+    pub fn overrides(&self) -> RetrievalOverrides {
+        RetrievalOverrides {
+            top_k: self.top_k,
+            refusal: self.refusal,
+            threshold: self.threshold,
+            mode: self.mode,
+            two_stage: self.two_stage,
+            ..RetrievalOverrides::default()
+        }
     }
 }
 
@@ -67,9 +68,9 @@ pub async fn query(
 ) -> Result<Response, ApiError> {
     let engine = state.engine();
     let job = AnswerJob {
-        retrieval: request.retrieval(&engine.config.retrieval)?,
+        retrieval: engine.retrieval(&request.overrides())?,
+        question: Question::new(request.question)?,
         engine,
-        question: request.question,
         filters: request.filters,
         options: AskOptions {
             pipeline: request.pipeline,
@@ -125,27 +126,19 @@ mod tests {
     }
 
     #[test]
-    fn overrides_the_configured_retrieval_and_rejects_unknown_fields() {
-        let base = RetrievalConfig::default();
+    fn translates_its_settings_into_overrides_and_rejects_unknown_fields() {
         let ok = request(serde_json::json!({"question": "vpn?", "top_k": 3, "mode": "bm25"}))
             .unwrap()
-            .retrieval(&base)
-            .unwrap();
-        assert_eq!((ok.top_k, ok.mode), (3, RetrievalMode::Bm25));
-        assert_eq!(ok.refusal, base.refusal);
+            .overrides();
+        assert_eq!((ok.top_k, ok.mode), (Some(3), Some(RetrievalMode::Bm25)));
+        assert_eq!(ok.refusal, None);
         let cosine = request(serde_json::json!({"question": "q", "threshold": 0.8})).unwrap();
-        assert_eq!(
-            cosine.retrieval(&base).unwrap().refusal,
-            Refusal::Cosine(0.8)
-        );
+        assert_eq!(cosine.overrides().threshold, Some(0.8));
         let target = request(serde_json::json!({"question": "q", "refusal": "answer_rate:0.9"}));
         assert_eq!(
-            target.unwrap().retrieval(&base).unwrap().refusal,
-            Refusal::AnswerRate(0.9)
+            target.unwrap().overrides().refusal,
+            Some(Refusal::AnswerRate(0.9))
         );
-        let both =
-            request(serde_json::json!({"question": "q", "refusal": "balanced", "threshold": 0.8}));
-        assert!(both.unwrap().retrieval(&base).is_err());
         let bad = request(serde_json::json!({"question": "q", "refusal": "strict"}));
         assert!(bad.unwrap_err().to_string().contains("answer_rate:R"));
         assert!(request(serde_json::json!({"question": "q", "topk": 3})).is_err());

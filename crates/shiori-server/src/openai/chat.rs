@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use shiori_core::{Answer, Filters, Turn, Usage};
-use shiori_engine::{AnswerEvent, AskOptions, Engine, Reader};
+use shiori_engine::{AnswerEvent, AskOptions, Engine, Question, Reader};
 use std::convert::Infallible;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -136,7 +136,7 @@ pub async fn chat_completions(
     let question = request.question()?;
     let job = AnswerJob {
         retrieval: engine.config.retrieval.clone(),
-        question: question.clone(),
+        question: Question::new(question.clone())?,
         engine: std::sync::Arc::clone(&engine),
         filters: Filters::default(),
         options: AskOptions {

@@ -14,7 +14,7 @@ use axum::Extension;
 use serde::Deserialize;
 use serde_json::Value;
 use shiori_core::Filters;
-use shiori_engine::{AskOptions, Reader};
+use shiori_engine::{AskOptions, Question, Reader};
 
 /// The fields Shiori reads; any other (max_tokens, temperature, suffix, echo, …) is ignored, as
 /// OpenAI-compatible servers do.
@@ -68,7 +68,7 @@ pub async fn completions(
     let engine = state.engine();
     let job = AnswerJob {
         retrieval: engine.config.retrieval.clone(),
-        question: question.clone(),
+        question: Question::new(question.clone())?,
         engine,
         filters: Filters::default(),
         options: AskOptions {
@@ -93,11 +93,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn question(prompt: Value) -> Result<String, String> {
+    fn question(prompt: Value) -> Result<String, ApiError> {
         let request: CompletionRequest =
             serde_json::from_value(json!({"model": "shiori", "prompt": prompt, "max_tokens": 16}))
                 .unwrap();
-        request.question().map_err(|error| error.to_string())
+        request.question()
     }
 
     #[test]
@@ -117,7 +117,7 @@ mod tests {
             (json!(7), "must be a string"),
             (json!([{"text": "a"}]), "must be a string"),
         ] {
-            let error = question(prompt.clone()).unwrap_err();
+            let error = question(prompt.clone()).unwrap_err().to_string();
             assert!(error.starts_with("prompt"), "{prompt}: {error}");
             assert!(error.contains(expected), "{prompt}: {error}");
         }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use shiori_core::{AllowedKeys, IndexError};
+use crate::{AllowedKeys, IndexError};
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{BitSet, DocSet, Searcher, Term, TERMINATED};

@@ -1,8 +1,8 @@
 //! What every [`ConversationStore`] backend must do; run by this crate's tests on SQLite and by
 //! `shiori-store-postgres`'s on PostgreSQL.
 
+use crate::ConversationStore;
 use shiori_core::{ConversationId, Turn, TurnSource};
-use shiori_store::ConversationStore;
 
 pub fn turn(question: &str, at_ms: i64) -> Turn {
     Turn {

@@ -1,8 +1,9 @@
 //! The SQLite tables that are the source of truth: files, documents, chunks (with vectors), meta.
 
-use crate::{Counts, StoreError};
+use crate::{Counts, SqliteError};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use shiori_core::{Chunk, Document, Filters};
+use shiori_store::{FileRecord, StoreError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -43,18 +44,6 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id);
 ";
 
-/// What the store remembers about an indexed file, to skip it when unchanged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRecord {
-    pub path: String,
-    pub content_hash: String,
-    pub size: u64,
-    /// The file's modification time, nanoseconds since the Unix epoch.
-    pub modified_ns: i64,
-    /// When the indexer read the file, nanoseconds since the Unix epoch.
-    pub read_at_ns: i64,
-}
-
 /// A chunk as read back for rebuilding the derived indexes.
 pub(crate) struct StoredChunk {
     pub key: u64,
@@ -63,7 +52,7 @@ pub(crate) struct StoredChunk {
     pub vector: Vec<f32>,
 }
 
-pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
+pub(crate) fn open(path: &Path) -> Result<Connection, SqliteError> {
     let connection = Connection::open(path)?;
     connection.execute_batch(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
@@ -73,17 +62,17 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
     match get_meta(&connection, "schema_version")? {
         None => set_meta(&connection, "schema_version", SCHEMA_VERSION)?,
         Some(version) if version != SCHEMA_VERSION => {
-            return Err(StoreError::SchemaVersion {
+            return Err(SqliteError::Store(StoreError::SchemaVersion {
                 found: version,
                 expected: SCHEMA_VERSION.to_string(),
-            })
+            }))
         }
         Some(_) => {}
     }
     Ok(connection)
 }
 
-pub(crate) fn get_meta(connection: &Connection, key: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn get_meta(connection: &Connection, key: &str) -> Result<Option<String>, SqliteError> {
     Ok(connection
         .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
             row.get(0)
@@ -91,7 +80,7 @@ pub(crate) fn get_meta(connection: &Connection, key: &str) -> Result<Option<Stri
         .optional()?)
 }
 
-pub(crate) fn set_meta(connection: &Connection, key: &str, value: &str) -> Result<(), StoreError> {
+pub(crate) fn set_meta(connection: &Connection, key: &str, value: &str) -> Result<(), SqliteError> {
     connection.execute(
         "INSERT INTO meta (key, value) VALUES (?1, ?2)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -100,7 +89,7 @@ pub(crate) fn set_meta(connection: &Connection, key: &str, value: &str) -> Resul
     Ok(())
 }
 
-pub(crate) fn count(connection: &Connection, table: &str) -> Result<u64, StoreError> {
+pub(crate) fn count(connection: &Connection, table: &str) -> Result<u64, SqliteError> {
     let sql = format!("SELECT COUNT(*) FROM {table}");
     Ok(connection.query_row(&sql, [], |row| row.get::<_, i64>(0))? as u64)
 }
@@ -120,7 +109,7 @@ fn file_from_row(row: &rusqlite::Row) -> rusqlite::Result<FileRecord> {
 /// Every stored file's record, by path.
 pub(crate) fn file_records(
     connection: &Connection,
-) -> Result<HashMap<String, FileRecord>, StoreError> {
+) -> Result<HashMap<String, FileRecord>, SqliteError> {
     let mut statement = connection.prepare(&format!("SELECT {FILE_COLUMNS} FROM files"))?;
     let records = statement
         .query_map([], file_from_row)?
@@ -132,7 +121,7 @@ pub(crate) fn file_records(
 pub(crate) fn file_record(
     connection: &Connection,
     path: &str,
-) -> Result<Option<FileRecord>, StoreError> {
+) -> Result<Option<FileRecord>, SqliteError> {
     Ok(connection
         .query_row(
             &format!("SELECT {FILE_COLUMNS} FROM files WHERE path = ?1"),
@@ -146,7 +135,7 @@ pub(crate) fn file_record(
 pub(crate) fn file_paths(
     connection: &Connection,
     filters: &Filters,
-) -> Result<Vec<String>, StoreError> {
+) -> Result<Vec<String>, SqliteError> {
     let (condition, values) = condition(filters)?;
     let sql = if filters.is_empty() {
         "SELECT path FROM files ORDER BY path".to_string()
@@ -164,7 +153,7 @@ pub(crate) fn file_paths(
 }
 
 /// Deletes a file with its documents and chunks; returns the removed chunk keys.
-pub(crate) fn delete_file(transaction: &Transaction, path: &str) -> Result<Vec<u64>, StoreError> {
+pub(crate) fn delete_file(transaction: &Transaction, path: &str) -> Result<Vec<u64>, SqliteError> {
     let keys = {
         let mut statement = transaction.prepare_cached(
             "SELECT c.key FROM chunks c JOIN documents d ON c.doc_id = d.doc_id
@@ -180,7 +169,7 @@ pub(crate) fn delete_file(transaction: &Transaction, path: &str) -> Result<Vec<u
     Ok(keys)
 }
 
-pub(crate) fn insert_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
+pub(crate) fn insert_file(transaction: &Transaction, file: &FileRecord) -> Result<(), SqliteError> {
     transaction.execute(
         "INSERT INTO files (path, content_hash, size, modified, indexed_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -196,7 +185,7 @@ pub(crate) fn insert_file(transaction: &Transaction, file: &FileRecord) -> Resul
 }
 
 /// Records new stamps for a file whose content is unchanged.
-pub(crate) fn touch_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
+pub(crate) fn touch_file(transaction: &Transaction, file: &FileRecord) -> Result<(), SqliteError> {
     update_file(
         transaction,
         file,
@@ -206,7 +195,7 @@ pub(crate) fn touch_file(transaction: &Transaction, file: &FileRecord) -> Result
 }
 
 /// Records the real hash and stamps of a file written in parts.
-pub(crate) fn seal_file(transaction: &Transaction, file: &FileRecord) -> Result<(), StoreError> {
+pub(crate) fn seal_file(transaction: &Transaction, file: &FileRecord) -> Result<(), SqliteError> {
     update_file(
         transaction,
         file,
@@ -216,7 +205,7 @@ pub(crate) fn seal_file(transaction: &Transaction, file: &FileRecord) -> Result<
 }
 
 /// Runs `sql` with the file's path, size, stamps and hash as ?1 to ?5.
-fn update_file(transaction: &Transaction, file: &FileRecord, sql: &str) -> Result<(), StoreError> {
+fn update_file(transaction: &Transaction, file: &FileRecord, sql: &str) -> Result<(), SqliteError> {
     transaction.execute(
         sql,
         params![
@@ -234,7 +223,7 @@ fn update_file(transaction: &Transaction, file: &FileRecord, sql: &str) -> Resul
 pub(crate) fn document_owner(
     transaction: &Transaction,
     doc_id: &str,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<String>, SqliteError> {
     Ok(transaction
         .query_row(
             "SELECT file_path FROM documents WHERE doc_id = ?1",
@@ -248,7 +237,7 @@ pub(crate) fn insert_document(
     transaction: &Transaction,
     file_path: &str,
     document: &Document,
-) -> Result<(), StoreError> {
+) -> Result<(), SqliteError> {
     transaction
         .prepare_cached(
             "INSERT INTO documents (doc_id, file_path, title, source, modified, metadata)
@@ -269,7 +258,7 @@ pub(crate) fn insert_chunk(
     transaction: &Transaction,
     chunk: &Chunk,
     vector: &[f32],
-) -> Result<u64, StoreError> {
+) -> Result<u64, SqliteError> {
     transaction
         .prepare_cached(
             "INSERT INTO chunks (chunk_id, doc_id, idx, total, title, source, text, modified,
@@ -347,7 +336,7 @@ fn chunk_from_row(row: &rusqlite::Row) -> rusqlite::Result<(u64, Chunk)> {
 pub(crate) fn chunks_by_keys(
     connection: &Connection,
     keys: &[u64],
-) -> Result<Vec<(u64, Chunk)>, StoreError> {
+) -> Result<Vec<(u64, Chunk)>, SqliteError> {
     if keys.is_empty() {
         return Ok(Vec::new());
     }
@@ -370,7 +359,7 @@ pub(crate) fn chunks_by_keys(
 pub(crate) fn chunks_of_document(
     connection: &Connection,
     doc_id: &str,
-) -> Result<Vec<Chunk>, StoreError> {
+) -> Result<Vec<Chunk>, SqliteError> {
     let sql = format!("SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ?1 ORDER BY idx");
     let mut statement = connection.prepare(&sql)?;
     let chunks = statement
@@ -387,7 +376,7 @@ pub(crate) const PROJECT_KEY: &str = "project";
 pub(crate) fn file_project(
     connection: &Connection,
     path: &str,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<String>, SqliteError> {
     let project = connection
         .query_row(
             &format!(
@@ -409,7 +398,7 @@ const READABLE: &str = "(COALESCE(json_extract(metadata, '$.groups'), '') = ''
                            ',' || readable.value || ',') > 0))";
 
 /// `filters` as a condition on `chunks`, with its parameters.
-fn condition(filters: &Filters) -> Result<(String, Vec<rusqlite::types::Value>), StoreError> {
+fn condition(filters: &Filters) -> Result<(String, Vec<rusqlite::types::Value>), SqliteError> {
     let mut conditions = vec!["1 = 1".to_string()];
     let mut values: Vec<rusqlite::types::Value> = Vec::new();
     if !filters.doc_ids.is_empty() {
@@ -453,7 +442,7 @@ fn condition(filters: &Filters) -> Result<(String, Vec<rusqlite::types::Value>),
 pub(crate) fn keys_matching(
     connection: &Connection,
     filters: &Filters,
-) -> Result<Vec<u64>, StoreError> {
+) -> Result<Vec<u64>, SqliteError> {
     let (condition, values) = condition(filters)?;
     let sql = format!("SELECT key FROM chunks WHERE {condition}");
     let mut statement = connection.prepare(&sql)?;
@@ -470,7 +459,7 @@ pub(crate) fn keys_matching(
 pub(crate) fn counts_matching(
     connection: &Connection,
     filters: &Filters,
-) -> Result<Counts, StoreError> {
+) -> Result<Counts, SqliteError> {
     let (condition, values) = condition(filters)?;
     let sql = format!(
         "SELECT COUNT(DISTINCT d.file_path), COUNT(DISTINCT c.doc_id), COUNT(*)
@@ -492,8 +481,8 @@ pub(crate) fn counts_matching(
 pub(crate) fn for_each_chunk_batch(
     connection: &Connection,
     batch: usize,
-    mut visit: impl FnMut(Vec<StoredChunk>) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
+    mut visit: impl FnMut(Vec<StoredChunk>) -> Result<(), SqliteError>,
+) -> Result<(), SqliteError> {
     let mut statement =
         connection.prepare("SELECT key, title, text, vector FROM chunks ORDER BY key")?;
     let mut rows = statement.query([])?;
@@ -519,7 +508,7 @@ pub(crate) fn for_each_chunk_batch(
 /// `(key, content_hash, embedding input)` of every chunk, for re-embedding.
 pub(crate) fn chunk_texts(
     connection: &Connection,
-) -> Result<Vec<(u64, String, String)>, StoreError> {
+) -> Result<Vec<(u64, String, String)>, SqliteError> {
     let mut statement =
         connection.prepare("SELECT key, content_hash, title, text FROM chunks ORDER BY key")?;
     let rows = statement
@@ -539,7 +528,7 @@ pub(crate) fn chunk_texts(
 pub(crate) fn update_vectors(
     transaction: &Transaction,
     vectors: &[(u64, Vec<f32>)],
-) -> Result<(), StoreError> {
+) -> Result<(), SqliteError> {
     let mut statement =
         transaction.prepare_cached("UPDATE chunks SET vector = ?1 WHERE key = ?2")?;
     for (key, vector) in vectors {
@@ -552,7 +541,7 @@ pub(crate) fn update_vectors(
 pub(crate) fn documents_of_file(
     connection: &Connection,
     path: &str,
-) -> Result<Vec<Document>, StoreError> {
+) -> Result<Vec<Document>, SqliteError> {
     let mut statement = connection.prepare(
         "SELECT doc_id, title, source, modified, metadata FROM documents
          WHERE file_path = ?1 ORDER BY doc_id",
@@ -586,7 +575,7 @@ pub(crate) fn documents_of_file(
 pub(crate) fn chunks_with_vectors(
     connection: &Connection,
     doc_id: &str,
-) -> Result<Vec<(Chunk, Vec<f32>)>, StoreError> {
+) -> Result<Vec<(Chunk, Vec<f32>)>, SqliteError> {
     let sql = format!("SELECT {CHUNK_COLUMNS}, vector FROM chunks WHERE doc_id = ?1 ORDER BY idx");
     let mut statement = connection.prepare(&sql)?;
     let chunks = statement

@@ -2,8 +2,8 @@
 //! group assignments and random queries, run by this crate's tests on SQLite/tantivy/usearch
 //! and by `shiori-store-postgres`'s on PostgreSQL. Seeded, so a failure names its seed.
 
+use crate::{DocumentStore, FileChange, FileRecord};
 use shiori_core::{joined_groups, Access, Chunk, Document, Filters, GROUPS_KEY, NO_READER_GROUP};
-use shiori_store::{DocumentStore, FileChange, FileRecord};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const GROUPS: [&str; 4] = ["hr", "sales", "legal", "ops"];

@@ -1,5 +1,5 @@
+use crate::IndexError;
 use rayon::prelude::*;
-use shiori_core::{IndexError, VectorIndex};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
@@ -78,7 +78,7 @@ impl UsearchIndex {
     /// The checksum of the saved file (its size and CRC-32), as [`persist`] last wrote it;
     /// `None` when there is no file.
     ///
-    /// [`persist`]: VectorIndex::persist
+    /// [`persist`]: Self::persist
     pub fn file_checksum(&self) -> Result<Option<String>, IndexError> {
         file_checksum(&self.path)
     }
@@ -117,7 +117,7 @@ impl UsearchIndex {
         Ok(())
     }
 
-    /// The cosine [`search`](VectorIndex::search) gives each of `keys` that the index holds:
+    /// The cosine [`search`](Self::search) gives each of `keys` that the index holds:
     /// usearch casts the query to the half precision the vectors are held in, so the dot
     /// product here is of the same half-precision values.
     pub fn scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, IndexError> {
@@ -138,19 +138,23 @@ impl UsearchIndex {
     }
 }
 
-impl VectorIndex for UsearchIndex {
-    fn dimension(&self) -> usize {
+impl UsearchIndex {
+    pub fn dimension(&self) -> usize {
         self.dimension
     }
 
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.index.size()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Inserts on every thread of the current rayon pool (a server's writer pool, so never
     /// the threads that answer queries): usearch takes concurrent adds up to the thread count
     /// its capacity was reserved for.
-    fn upsert(&mut self, entries: &[(u64, Vec<f32>)]) -> Result<(), IndexError> {
+    pub fn upsert(&mut self, entries: &[(u64, Vec<f32>)]) -> Result<(), IndexError> {
         for (key, vector) in entries {
             self.check_dimension(vector)?;
             if self.index.contains(*key) {
@@ -164,14 +168,14 @@ impl VectorIndex for UsearchIndex {
             .try_for_each(|(key, vector)| index.add(*key, vector).map_err(backend))
     }
 
-    fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError> {
+    pub fn remove(&mut self, keys: &[u64]) -> Result<(), IndexError> {
         for key in keys {
             self.index.remove(*key).map_err(backend)?;
         }
         Ok(())
     }
 
-    fn persist(&mut self) -> Result<(), IndexError> {
+    pub fn persist(&mut self) -> Result<(), IndexError> {
         // Save beside the live file and rename over it, so a crash leaves the old file whole.
         let temporary = self.path.with_extension("usearch.tmp");
         let temporary_str = temporary
@@ -183,7 +187,7 @@ impl VectorIndex for UsearchIndex {
         std::fs::rename(&temporary, &self.path).map_err(|e| io_error(&self.path, e))
     }
 
-    fn search(
+    pub fn search(
         &self,
         query: &[f32],
         k: usize,

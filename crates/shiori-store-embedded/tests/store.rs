@@ -2,10 +2,12 @@
 
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, ConversationId, Document, Filters};
+use shiori_store::conformance::{access as access_checks, conversations as conversation_checks};
 use shiori_store::{
-    partial_hash, reembed, ConversationStore, DocumentStore, FileChange, FileRecord,
-    SqliteConversations, Store, StoreError, StoreOptions,
+    partial_hash, reembed, ConversationStore, DocumentStore, FileChange, FileRecord, StoreError,
+    StoreOptions,
 };
+use shiori_store_embedded::{EmbeddedStore, SqliteConversations};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -13,13 +15,16 @@ fn options(embedder: &str) -> StoreOptions {
     StoreOptions {
         embedder_id: embedder.to_string(),
         dimension: 3,
-        japanese: JapaneseTokenization::load(None).unwrap(),
         reembed: false,
     }
 }
 
-fn open(dir: &Path) -> Store {
-    Store::open(dir, options("test-embedder")).unwrap()
+fn japanese() -> JapaneseTokenization {
+    JapaneseTokenization::load(None).unwrap()
+}
+
+fn open(dir: &Path) -> EmbeddedStore {
+    EmbeddedStore::open(dir, options("test-embedder"), japanese()).unwrap()
 }
 
 fn upsert(path: &str, doc_id: &str, texts: &[(&str, [f32; 3])]) -> FileChange {
@@ -65,7 +70,7 @@ fn upsert(path: &str, doc_id: &str, texts: &[(&str, [f32; 3])]) -> FileChange {
     }
 }
 
-fn doc_ids(store: &Store, keys: &[u64]) -> Vec<String> {
+fn doc_ids(store: &EmbeddedStore, keys: &[u64]) -> Vec<String> {
     store
         .chunks(keys)
         .unwrap()
@@ -74,7 +79,7 @@ fn doc_ids(store: &Store, keys: &[u64]) -> Vec<String> {
         .collect()
 }
 
-fn keyword_doc_ids(store: &Store, query: &str) -> Vec<String> {
+fn keyword_doc_ids(store: &EmbeddedStore, query: &str) -> Vec<String> {
     let hits = store.keywords().search(query, 10, None).unwrap();
     doc_ids(store, &hits.iter().map(|h| h.0).collect::<Vec<_>>())
 }
@@ -335,7 +340,7 @@ fn damage(path: &Path) {
 }
 
 /// Every chunk is still among its own vector's best matches and its word's best match.
-fn assert_every_chunk_found(store: &Store, chunks: &[(String, [f32; 3])]) {
+fn assert_every_chunk_found(store: &EmbeddedStore, chunks: &[(String, [f32; 3])]) {
     for (word, vector) in chunks {
         let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
         let query: Vec<f32> = vector.iter().map(|v| v / norm).collect();
@@ -413,7 +418,7 @@ fn store_apples(dir: &Path) {
 fn a_store_refuses_another_embedder() {
     let dir = tempfile::tempdir().unwrap();
     store_apples(dir.path());
-    match Store::open(dir.path(), options("other-embedder")) {
+    match EmbeddedStore::open(dir.path(), options("other-embedder"), japanese()) {
         Err(StoreError::EmbedderMismatch { stored, .. }) => assert_eq!(stored, "test-embedder"),
         other => panic!("expected a mismatch, got {:?}", other.err()),
     }
@@ -423,12 +428,13 @@ fn a_store_refuses_another_embedder() {
 fn reembed_converts_a_store_to_another_embedder() {
     let dir = tempfile::tempdir().unwrap();
     store_apples(dir.path());
-    let mut converted = Store::open(
+    let mut converted = EmbeddedStore::open(
         dir.path(),
         StoreOptions {
             reembed: true,
             ..options("other-embedder")
         },
+        japanese(),
     )
     .unwrap();
     let count = reembed(
@@ -443,7 +449,7 @@ fn reembed_converts_a_store_to_another_embedder() {
     .unwrap();
     assert_eq!(count, 1);
     drop(converted);
-    let reopened = Store::open(dir.path(), options("other-embedder")).unwrap();
+    let reopened = EmbeddedStore::open(dir.path(), options("other-embedder"), japanese()).unwrap();
     let nearest = reopened
         .vectors()
         .search(&[0.0, 0.0, 1.0], 1, None)
@@ -488,8 +494,6 @@ fn a_pinned_store_keeps_reading_what_was_committed_when_it_was_pinned() {
     assert!(keyword_doc_ids(&fresh, "apples").is_empty());
 }
 
-mod conversation_checks;
-
 #[test]
 fn conversations_are_kept_in_the_data_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -513,8 +517,6 @@ fn a_store_pinned_to_a_snapshot_still_records_turns() {
         [turn]
     );
 }
-
-mod access_checks;
 
 #[test]
 fn reads_stay_in_the_readers_groups() {

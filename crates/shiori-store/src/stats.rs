@@ -1,0 +1,16 @@
+//! What a store says about itself.
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoreStats {
+    pub files: u64,
+    pub documents: u64,
+    pub chunks: u64,
+    pub embedder: String,
+    pub dimension: usize,
+    pub japanese_analyzer: String,
+    pub vector_index: String,
+    /// Why the derived indexes (BM25, vectors) were last rebuilt from the tables when the store
+    /// was opened (a crash, a damaged file); `None` when they never were, or the store has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_rebuild: Option<String>,
+}

@@ -1,0 +1,121 @@
+//! The commands that set things up or look at them: `shiori init`, `migrate`, `stats`,
+//! `embed` and `models`.
+
+use crate::cli::{Cli, EmbedArgs, FetchSet, InitArgs, MigrateArgs, ModelsAction};
+use crate::{open_engine, output, progress};
+use anyhow::Result;
+use shiori_core::Access;
+use shiori_engine::{
+    adopt_installed_chat_model, drop_adopted_chat_model, init_store, migrate_store, Config, EmbedAs,
+};
+use shiori_models::assets::{self, ShioriHome};
+
+/// `shiori init`: writes `shiori.toml` with the defaults and brings the store's schema up to date.
+pub fn init(cli: &Cli, home: &ShioriHome, args: &InitArgs) -> Result<()> {
+    let InitArgs { no_chat_model } = args;
+    let mut config = Config::load(&cli.data_dir)?;
+    let (chat_model, dropped) = if *no_chat_model {
+        (None, Some(drop_adopted_chat_model(&mut config)))
+    } else {
+        (adopt_installed_chat_model(&mut config, home), None)
+    };
+    config.save(&cli.data_dir)?;
+    let store = init_store(&config)?;
+    let mut report =
+        serde_json::json!({"data_dir": cli.data_dir, "store": store, "chat_model": chat_model});
+    if let Some(dropped) = &dropped {
+        report["removed_chat_model"] = serde_json::json!(dropped.removed);
+        report["kept_chat_models"] = serde_json::json!(dropped.kept);
+    }
+    output::print(cli.json, &report, || {
+        let answers = match (chat_model, &dropped) {
+            (Some(name), _) => format!("; the local model {name} answers with --pipeline basic (the default quotes the sources)"),
+            (None, Some(dropped)) => output::dropped_chat_models(dropped),
+            (None, None) => String::new(),
+        };
+        let migrations = match store.schema_version {
+            Some(version) => format!(
+                "; database schema at version {version} ({} migration(s) applied)",
+                store.migrations_applied.len()
+            ),
+            None => String::new(),
+        };
+        format!(
+            "initialised {}{migrations}{answers}",
+            cli.data_dir.display()
+        )
+    })
+}
+
+/// `shiori migrate`: copies the embedded store into PostgreSQL.
+pub fn migrate(cli: &Cli, home: &ShioriHome, args: &MigrateArgs) -> Result<()> {
+    let MigrateArgs { from, to } = args;
+    let config = Config::load(&cli.data_dir)?;
+    let target = config.store.postgres(Some(to))?;
+    let report = migrate_store(from, &target, home, &progress::Bar::default())?;
+    output::print(cli.json, &report, || {
+        format!(
+            "copied {} file(s), {} chunk(s) with their {} vectors in {:.1} s",
+            report.files,
+            report.chunks_added,
+            report.embedder,
+            report.elapsed_ms / 1000.0
+        )
+    })
+}
+
+/// `shiori embed`: the configured embedder's vectors for texts.
+pub fn embed(cli: &Cli, home: &ShioriHome, args: &EmbedArgs) -> Result<()> {
+    let EmbedArgs { texts, query } = args;
+    let engine = open_engine(cli, home)?;
+    let embed_as = if *query {
+        EmbedAs::Query
+    } else {
+        EmbedAs::Passage
+    };
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = engine.embed(&texts, embed_as)?;
+    let value = serde_json::json!({
+        "model": engine.embedder().model_id(),
+        "vectors": vectors,
+    });
+    output::print(cli.json, &value, || output::vectors(&vectors))
+}
+
+/// `shiori stats`: counts and settings of the data directory.
+pub fn stats(cli: &Cli, home: &ShioriHome) -> Result<()> {
+    let engine = open_engine(cli, home)?;
+    let stats = engine.stats(&Access::Everything)?;
+    output::print(cli.json, &stats, || output::stats(&stats))
+}
+
+/// `shiori models fetch|list`.
+pub fn models(cli: &Cli, home: &ShioriHome, action: &ModelsAction) -> Result<()> {
+    match action {
+        ModelsAction::Fetch { set } => {
+            let mut log = |line: &str| eprintln!("{line}");
+            let mut fetched = serde_json::Map::new();
+            if matches!(set, FetchSet::Default | FetchSet::All) {
+                let e5 = assets::fetch_e5(home, &mut log)?;
+                let minilm = assets::fetch_minilm(home, &mut log)?;
+                let dictionary = assets::fetch_ipadic(home, &mut log)?;
+                let smollm2 = assets::fetch_smollm2(home, &mut log)?;
+                fetched.insert("e5".into(), serde_json::json!(e5));
+                fetched.insert("minilm".into(), serde_json::json!(minilm));
+                fetched.insert("ipadic".into(), serde_json::json!(dictionary));
+                fetched.insert("smollm2".into(), serde_json::json!(smollm2));
+            }
+            if matches!(set, FetchSet::QwenCoder | FetchSet::All) {
+                let qwen = assets::fetch_qwen(home, &mut log)?;
+                fetched.insert("qwen2.5-coder-0.5b".into(), serde_json::json!(qwen));
+            }
+            output::print(cli.json, &fetched, || {
+                format!("models ready under {}", home.0.display())
+            })
+        }
+        ModelsAction::List => {
+            let assets = assets::list_assets(home);
+            output::print(cli.json, &assets, || output::assets(&assets))
+        }
+    }
+}
