@@ -284,7 +284,7 @@ def write_rust(model, args):
     lines = [
         *(f"//! {line}" for line in sources),
         "",
-        "use crate::refusal::RefusalModel;",
+        "use crate::calibration::RefusalModel;",
         "",
         f"/// The refusal model of `{args.embedder}`.",
         f"pub const {args.name}: RefusalModel = RefusalModel {{",

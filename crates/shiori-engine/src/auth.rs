@@ -3,7 +3,7 @@
 //! once, at start-up, and [`Keyring::reader`] turns a presented key into the [`Reader`] every
 //! read of that request runs as.
 
-use crate::config::ConfigProblem;
+use crate::error::ConfigProblem;
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

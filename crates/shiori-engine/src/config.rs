@@ -1,4 +1,5 @@
 use crate::auth::AuthConfig;
+use crate::error::ConfigProblem;
 use crate::query::check_retrieval;
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
@@ -384,11 +385,6 @@ pub struct Config {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web_search: Option<WebSearchConfig>,
 }
-
-/// Why a `shiori.toml` that parses is still wrong, in the words shown after its path.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct ConfigProblem(pub(crate) String);
 
 impl Config {
     /// The `[llm.models]` name of the model that answers: `[pipeline] answer_model`, or the only

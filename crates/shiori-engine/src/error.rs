@@ -44,3 +44,8 @@ pub enum EngineError {
     #[error("no conversation with conversation_id {0}")]
     UnknownConversation(shiori_core::ConversationId),
 }
+
+/// Why a `shiori.toml` that parses is still wrong, in the words shown after its path.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ConfigProblem(pub(crate) String);

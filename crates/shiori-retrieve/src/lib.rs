@@ -3,6 +3,7 @@
 //! retrieved is relevant enough to answer from (`refusal.rs`), and merges two-stage (project,
 //! then related projects) results.
 
+mod calibration;
 mod decay;
 mod fusion;
 mod refusal;
@@ -12,9 +13,10 @@ mod retriever;
 mod signals;
 mod two_stage;
 
+pub use calibration::{features, RefusalModel, FEATURES};
 pub use decay::decay_factor;
 pub use fusion::{fuse, Fused, MissedScores};
-pub use refusal::{decide, default_cosine, features, RefusalModel, FEATURES};
+pub use refusal::{decide, default_cosine};
 pub use rerank::rerank;
 pub use retriever::{RetrieveError, Retriever};
 pub use signals::{relevance_signals, SIGNAL_DEPTH};

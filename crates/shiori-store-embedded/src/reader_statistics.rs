@@ -11,7 +11,7 @@ use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{BitSet, DocSet, Searcher, Term, TERMINATED};
 
-use crate::keyword::backend;
+use crate::error::backend;
 
 /// The statistics of one reader on one generation of the index: which documents of each
 /// segment it reads, how many, their total length per field, and each term's count of them

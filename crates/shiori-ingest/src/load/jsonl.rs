@@ -1,19 +1,7 @@
-use super::jsonl_stream::JsonlStream;
 use super::records::Record;
-use super::LoadedFile;
-use crate::error::IngestError;
 use serde_json::{Map, Value};
 use shiori_core::GROUPS_KEY;
 use std::collections::BTreeMap;
-use std::path::Path;
-
-/// One record per line: `doc_id`/`_id` and `text` required, `title` optional, `vector` (an
-/// array of numbers) optional, other scalar fields kept as metadata. Blank lines are skipped;
-/// a bad line fails alone.
-pub(super) fn load(path: &Path, text: &str, modified: i64) -> Result<LoadedFile, IngestError> {
-    let mut stream = JsonlStream::new(path, text.as_bytes(), modified);
-    Ok(stream.next_batch(usize::MAX)?.unwrap_or_default())
-}
 
 /// Why one line of a JSONL file is not a record.
 #[derive(Debug, thiserror::Error)]

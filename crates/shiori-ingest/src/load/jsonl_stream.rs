@@ -9,6 +9,14 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+/// One record per line: `doc_id`/`_id` and `text` required, `title` optional, `vector` (an
+/// array of numbers) optional, other scalar fields kept as metadata. Blank lines are skipped;
+/// a bad line fails alone.
+pub(super) fn load(path: &Path, text: &str, modified: i64) -> Result<LoadedFile, IngestError> {
+    let mut stream = JsonlStream::new(path, text.as_bytes(), modified);
+    Ok(stream.next_batch(usize::MAX)?.unwrap_or_default())
+}
+
 const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 
 /// The records of one JSONL file, in order, in batches.

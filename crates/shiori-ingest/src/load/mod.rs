@@ -133,7 +133,7 @@ fn parse(
             match format {
                 Format::Markdown => single(markdown::load(path, &text, modified)?),
                 Format::Html => single(html::load(path, &text, modified)?),
-                Format::Jsonl => jsonl::load(path, &text, modified)?,
+                Format::Jsonl => jsonl_stream::load(path, &text, modified)?,
                 Format::Csv => csv::load(path, &text, modified)?,
                 _ => single(text::load(path, &text, modified)?),
             }

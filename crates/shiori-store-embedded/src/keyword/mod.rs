@@ -15,6 +15,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::error::backend;
 use crate::reader_statistics::ReaderStatistics;
 use crate::{AllowedKeys, IndexError};
 use shiori_analysis::{
@@ -78,10 +79,6 @@ pub struct TantivyKeywordIndex {
     key: Field,
     fields: Vec<AnalyzedField>,
     was_reset: bool,
-}
-
-pub(crate) fn backend(error: tantivy::TantivyError) -> IndexError {
-    IndexError::Backend(error.to_string())
 }
 
 fn io(path: &Path, error: impl std::fmt::Display) -> IndexError {
