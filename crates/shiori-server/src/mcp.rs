@@ -49,11 +49,13 @@ struct SearchArgs {
     source_prefix: Option<String>,
 }
 
-/// The `mode` choices by their names in `shiori.toml`, from the engine's own list.
+/// The `mode` choices by their names in `shiori.toml`, from the engine's own list (or none:
+/// the configured mode).
 fn mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let names: Vec<Value> = RetrievalMode::ALL
         .iter()
         .filter_map(|mode| serde_json::to_value(mode).ok())
+        .chain([Value::Null])
         .collect();
     schemars::json_schema!({"type": ["string", "null"], "enum": names})
 }
@@ -415,4 +417,22 @@ fn answer_text(answer: &Answer) -> String {
         );
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_search_tool_lists_the_engines_modes_by_their_config_names() {
+        let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
+        let modes = &schema["properties"]["mode"]["enum"];
+        assert_eq!(modes, &json!(["dense", "bm25", "hybrid", null]), "{schema}");
+        let args: SearchArgs =
+            serde_json::from_value(json!({"query": "vpn", "mode": "bm25"})).unwrap();
+        assert_eq!(args.mode, Some(RetrievalMode::Bm25));
+        assert!(
+            serde_json::from_value::<SearchArgs>(json!({"query": "q", "mode": "fuzzy"})).is_err()
+        );
+    }
 }
