@@ -98,6 +98,11 @@ async fn evaluates_the_configured_set_with_failures_and_the_threshold_sweep() {
         eval["threshold_sweep"].as_array().unwrap().len(),
         shiori_eval::sweep_grid().len()
     );
+    assert_eq!(
+        eval["refusal_sweep"].as_array().unwrap().len(),
+        shiori_eval::target_grid().len()
+    );
+    assert_eq!(eval["refusal_sweep"][0]["refusal"], "balanced", "{eval}");
     let failures = eval["failures"].as_array().unwrap();
     let hit_at_1 = report["hit@1"].as_f64().unwrap();
     assert!(!failures.is_empty() || hit_at_1 == 1.0, "{eval}");

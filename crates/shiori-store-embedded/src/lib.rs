@@ -439,15 +439,13 @@ impl DocumentStore for EmbeddedStore {
         k: usize,
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        sqlite(|| {
-            let allowed = self.allowed_keys(filters)?;
-            let allow = allowed
-                .as_ref()
-                .map(|set| move |key: u64| set.contains(&key));
-            let allow_dyn: Option<&(dyn Fn(u64) -> bool + Sync)> =
-                allow.as_ref().map(|f| f as &(dyn Fn(u64) -> bool + Sync));
-            Ok(self.vectors.search(query, k, allow_dyn)?)
-        })
+        let allowed = self.allowed_keys(filters)?;
+        let allow = allowed
+            .as_ref()
+            .map(|set| move |key: u64| set.contains(&key));
+        let allow_dyn: Option<&(dyn Fn(u64) -> bool + Sync)> =
+            allow.as_ref().map(|f| f as &(dyn Fn(u64) -> bool + Sync));
+        Ok(self.vectors.search(query, k, allow_dyn)?)
     }
 
     fn keyword_search(
@@ -456,17 +454,15 @@ impl DocumentStore for EmbeddedStore {
         k: usize,
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        sqlite(|| {
-            let allowed = self.allowed_keys(filters)?;
-            let reader = self.reader_statistics(&filters.access)?;
-            Ok(self
-                .keywords
-                .search_as(query, k, allowed.as_ref(), reader.as_deref())?)
-        })
+        let allowed = self.allowed_keys(filters)?;
+        let reader = self.reader_statistics(&filters.access)?;
+        Ok(self
+            .keywords
+            .search_as(query, k, allowed.as_ref(), reader.as_deref())?)
     }
 
     fn dense_scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
-        sqlite(|| Ok(self.vectors.scores(query, keys)?))
+        Ok(self.vectors.scores(query, keys)?)
     }
 
     fn keyword_scores(
@@ -475,10 +471,8 @@ impl DocumentStore for EmbeddedStore {
         keys: &[u64],
         access: &Access,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        sqlite(|| {
-            let reader = self.reader_statistics(access)?;
-            Ok(self.keywords.scores(query, keys, reader.as_deref())?)
-        })
+        let reader = self.reader_statistics(access)?;
+        Ok(self.keywords.scores(query, keys, reader.as_deref())?)
     }
 
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
@@ -487,10 +481,8 @@ impl DocumentStore for EmbeddedStore {
 
     /// Swaps the vectors in one transaction, then rebuilds the derived indexes from them.
     fn replace_vectors(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
-        sqlite(|| {
-            self.swap_vectors(vectors)?;
-            Ok(self.rebuild_derived()?)
-        })
+        self.swap_vectors(vectors)?;
+        self.rebuild_derived()
     }
 
     fn stats(&self, filters: &Filters) -> Result<StoreStats, StoreError> {

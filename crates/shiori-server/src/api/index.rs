@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use shiori_core::{Access, Refusal, RetrievalMode};
 use shiori_engine::{IndexReport, IndexTarget, Reader, RetrievalOverrides};
-use shiori_eval::{EvalReport, SweepRow};
+use shiori_eval::{EvalReport, SweepRow, TargetRow};
 use std::time::Instant;
 
 #[derive(Debug, Serialize)]
@@ -123,9 +123,11 @@ pub async fn eval(
                 engine.evaluate(&dataset, &retrieval, &Access::Everything, None, progress)?;
             let shown = engine.shown_paths();
             run.report.dataset = shown.show(&run.report.dataset);
+            let sweeps = engine.sweeps(&run);
             Ok(EvalResponse {
                 failures: run.failures(),
-                threshold_sweep: engine.sweeps(&run).thresholds,
+                threshold_sweep: sweeps.thresholds,
+                refusal_sweep: sweeps.targets,
                 dataset: shown.show(&dataset.display().to_string()),
                 refusal: retrieval.refusal,
                 mode: retrieval.mode,
@@ -145,6 +147,9 @@ pub struct EvalResponse {
     pub report: EvalReport,
     pub failures: Vec<Value>,
     pub threshold_sweep: Vec<SweepRow>,
+    /// Answer rate and no-answer accuracy at each calibrated target, as `shiori eval
+    /// --sweep-threshold` shows them.
+    pub refusal_sweep: Vec<TargetRow>,
 }
 
 /// Writes and evaluations see every document: only an admin key (or the machine's owner) may
