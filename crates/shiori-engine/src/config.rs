@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 use shiori_core::{check_group_name, ChunkerConfig, RetrievalConfig, GROUPS_KEY};
 use shiori_models::Precision;
 use shiori_rag::PipelineKind;
-use shiori_store_postgres::{HnswParams, PostgresOptions};
+use shiori_store_postgres::{HnswParams, PostgresOptions, SslMode, TlsOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The configuration file inside a data directory.
 pub const CONFIG_FILE: &str = "shiori.toml";
@@ -331,23 +332,67 @@ pub struct StoreConfig {
     pub hnsw_ef_construction: u32,
     /// pgvector HNSW search beam, per connection; at least `[retrieval] candidates`.
     pub hnsw_ef_search: u32,
+    /// Streaming replicas that serve searches and document reads (`postgres://…`, same user,
+    /// database and password as `url`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replica_urls: Vec<String>,
+    /// A replica whose replay is further behind the primary is skipped.
+    pub max_replica_lag_ms: u64,
+    /// Connections per database (the primary, each replica) per open store.
+    pub pool_size: u32,
+    /// Longest wait for a connection; a request that cannot get one is answered 503.
+    pub connect_timeout_ms: u64,
+    /// Longest a read statement may run.
+    pub statement_timeout_ms: u64,
+    /// libpq's `sslmode`: "disable", "require", "verify-ca" or "verify-full".
+    pub sslmode: SslMode,
+    /// PEM file of the certificate authority the server's certificate must lead to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sslrootcert: Option<PathBuf>,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
-        let hnsw = HnswParams::default();
+        let postgres = PostgresOptions::new("");
         StoreConfig {
             kind: StoreKind::Embedded,
             url: None,
             password_env: "SHIORI_PG_PASSWORD".to_string(),
-            hnsw_m: hnsw.m,
-            hnsw_ef_construction: hnsw.ef_construction,
-            hnsw_ef_search: hnsw.ef_search,
+            hnsw_m: postgres.hnsw.m,
+            hnsw_ef_construction: postgres.hnsw.ef_construction,
+            hnsw_ef_search: postgres.hnsw.ef_search,
+            replica_urls: postgres.replica_urls,
+            max_replica_lag_ms: postgres.max_replica_lag.as_millis() as u64,
+            pool_size: postgres.pool_size,
+            connect_timeout_ms: postgres.connect_timeout.as_millis() as u64,
+            statement_timeout_ms: postgres.statement_timeout.as_millis() as u64,
+            sslmode: postgres.tls.mode,
+            sslrootcert: postgres.tls.root_cert,
         }
     }
 }
 
 impl StoreConfig {
+    /// Refuses settings no connection could work with.
+    fn check(&self) -> Result<(), ConfigProblem> {
+        if self.pool_size == 0 || self.connect_timeout_ms == 0 || self.statement_timeout_ms == 0 {
+            return Err(ConfigProblem(
+                "[store] pool_size, connect_timeout_ms and statement_timeout_ms must be at least 1"
+                    .to_string(),
+            ));
+        }
+        if matches!(self.sslmode, SslMode::VerifyCa | SslMode::VerifyFull)
+            && self.sslrootcert.is_none()
+        {
+            return Err(ConfigProblem(
+                "[store] sslmode \"verify-ca\" and \"verify-full\" need sslrootcert, the PEM \
+                 file of the database server's certificate authority"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The PostgreSQL connection settings, for `url` (the configured one when `None`).
     pub fn postgres(&self, url: Option<&str>) -> Result<PostgresOptions, EngineError> {
         let url = url
@@ -358,12 +403,21 @@ impl StoreConfig {
             })?;
         Ok(PostgresOptions {
             url: url.to_string(),
+            replica_urls: self.replica_urls.clone(),
             password: std::env::var(&self.password_env).ok(),
             hnsw: HnswParams {
                 m: self.hnsw_m,
                 ef_construction: self.hnsw_ef_construction,
                 ef_search: self.hnsw_ef_search,
             },
+            tls: TlsOptions {
+                mode: self.sslmode,
+                root_cert: self.sslrootcert.clone(),
+            },
+            pool_size: self.pool_size,
+            connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            statement_timeout: Duration::from_millis(self.statement_timeout_ms),
+            max_replica_lag: Duration::from_millis(self.max_replica_lag_ms),
         })
     }
 }
@@ -413,6 +467,7 @@ impl Config {
                 config
                     .check_projects()
                     .and_then(|()| config.auth.check())
+                    .and_then(|()| config.store.check())
                     .map_err(|problem| EngineError::Config {
                         path: path.display().to_string(),
                         message: problem.to_string(),

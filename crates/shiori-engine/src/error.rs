@@ -45,6 +45,24 @@ pub enum EngineError {
     UnknownConversation(shiori_core::ConversationId),
 }
 
+impl EngineError {
+    /// Whether the store's database could not be reached or did not answer in time: the
+    /// request may succeed when retried later.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            EngineError::Store(error)
+            | EngineError::Retrieve(shiori_retrieve::RetrieveError::Store(error)) => {
+                matches!(error, shiori_store::StoreError::Unavailable(_))
+            }
+            EngineError::Postgres(error) => error.is_unavailable(),
+            EngineError::Rag(shiori_rag::RagError::Retrieval(inner)) => inner
+                .downcast_ref::<EngineError>()
+                .is_some_and(Self::is_unavailable),
+            _ => false,
+        }
+    }
+}
+
 /// Why a `shiori.toml` that parses is still wrong, in the words shown after its path.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

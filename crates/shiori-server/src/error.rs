@@ -4,6 +4,10 @@ use serde_json::json;
 use shiori_engine::EngineError;
 use thiserror::Error;
 
+/// How long a client is asked to wait when the database cannot be reached: about the time a
+/// standby takes to be promoted or a restarted server to accept connections.
+const DATABASE_RETRY_AFTER_SECS: u64 = 5;
+
 /// Everything a request can fail with; [`ApiError::status`] is the one place errors become
 /// status codes, and every error leaves as `{"error": {"code", "message"}}`.
 #[derive(Debug, Error)]
@@ -71,6 +75,7 @@ impl ApiError {
             }
             ApiError::Engine(EngineError::Invalid(_)) => StatusCode::BAD_REQUEST,
             ApiError::Engine(EngineError::UnknownConversation(_)) => StatusCode::NOT_FOUND,
+            ApiError::Engine(error) if error.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Engine(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -92,6 +97,7 @@ impl ApiError {
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::Engine(EngineError::Invalid(_)) => "bad_request",
             ApiError::Engine(EngineError::UnknownConversation(_)) => "not_found",
+            ApiError::Engine(error) if error.is_unavailable() => "database_unavailable",
             ApiError::Engine(_) => "engine_error",
             ApiError::Internal(_) => "internal",
         }
@@ -113,7 +119,15 @@ impl ApiError {
     /// `code` and `message`, and `type` (and `param`, when one field is at fault) as OpenAI
     /// clients expect.
     pub fn body(&self) -> serde_json::Value {
-        let mut body = json!({"error": {"code": self.code(), "message": self.to_string(), "type": self.kind()}});
+        let message = match self {
+            // The database's address and the driver's words are for the server's log.
+            ApiError::Engine(error) if error.is_unavailable() => {
+                format!("the database is unavailable; retry in {DATABASE_RETRY_AFTER_SECS} s")
+            }
+            _ => self.to_string(),
+        };
+        let mut body =
+            json!({"error": {"code": self.code(), "message": message, "type": self.kind()}});
         if let ApiError::InvalidParameter { param, .. } = self {
             body["error"]["param"] = json!(param);
         }
@@ -139,6 +153,11 @@ impl IntoResponse for ApiError {
                 response
                     .headers_mut()
                     .insert(header::RETRY_AFTER, retry_after_secs.into());
+            }
+            ApiError::Engine(error) if error.is_unavailable() => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, DATABASE_RETRY_AFTER_SECS.into());
             }
             _ => {}
         }

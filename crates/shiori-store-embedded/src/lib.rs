@@ -507,6 +507,7 @@ impl DocumentStore for EmbeddedStore {
                     .to_string(),
                 vector_index: "usearch-hnsw (exact below 20k vectors)".to_string(),
                 last_rebuild: tables::get_meta(&connection, LAST_REBUILD)?,
+                replicas: Vec::new(),
             })
         })
     }

@@ -1,27 +1,29 @@
-//! Conversations in PostgreSQL (schema migration 2), on a connection of their own.
+//! Conversations in PostgreSQL (schema migration 2), on the primary: a turn one server just
+//! wrote is read by the next request, whichever server takes it.
 
-use crate::{connect, schema, PostgresError, PostgresOptions};
-use postgres::Client;
+use crate::pool::{self, Connection, Pool};
+use crate::{schema, PostgresError, PostgresOptions};
 use shiori_core::{Conversation, ConversationId, ConversationSummary, Turn};
 use shiori_store::{stored_id, ConversationStore, StoreError};
-use std::sync::{Mutex, MutexGuard};
 
 pub struct PostgresConversations {
-    client: Mutex<Client>,
+    pool: Pool,
+    options: PostgresOptions,
 }
 
 impl PostgresConversations {
     /// Connects and checks that the schema is current.
     pub fn open(options: &PostgresOptions) -> Result<PostgresConversations, PostgresError> {
-        let mut client = connect(options)?;
-        schema::check_version(&mut client)?;
-        Ok(PostgresConversations {
-            client: Mutex::new(client),
-        })
+        let conversations = PostgresConversations {
+            pool: pool::pool(&options.url, options)?,
+            options: options.clone(),
+        };
+        schema::check_version(&mut *conversations.client()?)?;
+        Ok(conversations)
     }
 
-    fn client(&self) -> Result<MutexGuard<'_, Client>, PostgresError> {
-        self.client.lock().map_err(|_| PostgresError::Poisoned)
+    fn client(&self) -> Result<Connection, PostgresError> {
+        pool::get(&self.pool, &self.options.url, &self.options)
     }
 
     fn append(&self, id: &ConversationId, turn: &Turn) -> Result<bool, PostgresError> {

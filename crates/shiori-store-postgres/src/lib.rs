@@ -7,18 +7,23 @@
 
 mod bm25;
 mod conversations;
+mod endpoints;
 mod filters;
+mod pool;
 mod read;
 mod schema;
 mod terms;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod tls;
 mod write;
 
 pub use conversations::PostgresConversations;
+pub use tls::{SslMode, TlsOptions};
 
 use bm25::ReaderStatistics;
-use postgres::{Client, GenericClient, NoTls};
+use endpoints::Endpoints;
+use postgres::{Client, GenericClient};
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Access, Chunk, Filters};
 use shiori_store::{
@@ -26,7 +31,8 @@ use shiori_store::{
     StoredFile,
 };
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
+use std::time::Duration;
 use terms::Analyzers;
 use thiserror::Error;
 
@@ -37,13 +43,27 @@ pub enum PostgresError {
         url: String,
         source: postgres::Error,
     },
-    #[error("cannot connect to PostgreSQL at {url}: {source}")]
+    #[error("cannot connect to PostgreSQL at {url}: {}", with_causes(source))]
     Connect {
         url: String,
         source: postgres::Error,
     },
     #[error("PostgreSQL: {0}")]
     Query(#[from] postgres::Error),
+    #[error("every connection to PostgreSQL at {url} is busy: {source}")]
+    Exhausted { url: String, source: r2d2::Error },
+    #[error("TLS to PostgreSQL, {what}: {source}")]
+    Tls {
+        what: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error(
+        "TLS to PostgreSQL: sslmode {0:?} needs sslrootcert, the PEM file of the server's \
+         certificate authority"
+    )]
+    TlsNeedsRootCert(SslMode),
+    #[error("cannot start the replica health thread: {0}")]
+    Thread(std::io::Error),
     #[error(
         "the PostgreSQL schema is at version {found} but this build needs {expected}: \
          run `shiori init` to migrate it"
@@ -65,9 +85,45 @@ pub enum PostgresError {
     Poisoned,
 }
 
+impl PostgresError {
+    /// Whether the database could not be reached or did not answer in time, rather than
+    /// refusing the statement: worth running again elsewhere or later.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            PostgresError::Connect { .. } | PostgresError::Exhausted { .. } => true,
+            PostgresError::Query(error) => query_unavailable(error),
+            _ => false,
+        }
+    }
+}
+
+/// A closed or broken connection, or a server that cannot serve now: shutting down or
+/// starting (57P0x), out of connections (53300), a statement cancelled by the time limit or
+/// by a standby's recovery (57014, 40001), a connection failure (class 08).
+fn query_unavailable(error: &postgres::Error) -> bool {
+    if error.is_closed() {
+        return true;
+    }
+    match error.code() {
+        Some(code) => {
+            let code = code.code();
+            code.starts_with("08")
+                || code.starts_with("57P")
+                || ["53300", "57014", "40001"].contains(&code)
+        }
+        None => {
+            std::error::Error::source(error).is_some_and(|source| source.is::<std::io::Error>())
+        }
+    }
+}
+
 impl From<PostgresError> for StoreError {
     fn from(error: PostgresError) -> StoreError {
-        StoreError::Database(Box::new(error))
+        if error.is_unavailable() {
+            StoreError::Unavailable(Box::new(error))
+        } else {
+            StoreError::Database(Box::new(error))
+        }
     }
 }
 
@@ -90,19 +146,47 @@ impl Default for HnswParams {
     }
 }
 
-/// Where the database is and how to index vectors in it.
+/// Where the database and its read replicas are, how to connect, and how to index vectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostgresOptions {
-    /// `postgres://user@host:port/db` (key-value connection strings work too).
+    /// The primary: `postgres://user@host:port/db` (key-value connection strings work too).
     pub url: String,
+    /// Streaming replicas that serve reads (same user, database and password).
+    pub replica_urls: Vec<String>,
     /// Kept out of the URL so it can come from the environment.
     pub password: Option<String>,
     pub hnsw: HnswParams,
+    pub tls: TlsOptions,
+    /// Connections per database address (the primary, each replica) in one store.
+    pub pool_size: u32,
+    /// Longest wait for a connection, new or from the pool.
+    pub connect_timeout: Duration,
+    /// Longest a read may run (writes have none: their length grows with the batch).
+    pub statement_timeout: Duration,
+    /// A replica whose replay is further behind the primary is skipped.
+    pub max_replica_lag: Duration,
+}
+
+impl PostgresOptions {
+    /// `url` with the defaults a server on a private network needs.
+    pub fn new(url: &str) -> PostgresOptions {
+        PostgresOptions {
+            url: url.to_string(),
+            replica_urls: Vec::new(),
+            password: None,
+            hnsw: HnswParams::default(),
+            tls: TlsOptions::default(),
+            pool_size: 8,
+            connect_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(30),
+            max_replica_lag: Duration::from_secs(10),
+        }
+    }
 }
 
 /// Applies the schema migrations the database lacks; returns the versions applied.
 pub fn migrate(options: &PostgresOptions) -> Result<Vec<i64>, PostgresError> {
-    let mut client = connect(options)?;
+    let mut client = pool::connect(&options.url, options)?;
     schema::migrate(&mut client)
 }
 
@@ -111,26 +195,16 @@ pub fn schema_version() -> i64 {
     schema::LATEST
 }
 
-fn connect(options: &PostgresOptions) -> Result<Client, PostgresError> {
-    let mut config: postgres::Config =
-        options.url.parse().map_err(|source| PostgresError::Url {
-            url: redacted(&options.url),
-            source,
-        })?;
-    if let Some(password) = &options.password {
-        config.password(password);
+/// `error` and the errors that caused it: the client's own message for a failed TLS handshake
+/// or connection ("error performing TLS handshake") leaves out why.
+fn with_causes(error: &postgres::Error) -> String {
+    let mut message = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        message.push_str(&format!(": {error}"));
+        cause = error.source();
     }
-    let mut client = config
-        .connect(NoTls)
-        .map_err(|source| PostgresError::Connect {
-            url: redacted(&options.url),
-            source,
-        })?;
-    client.batch_execute(&format!(
-        "SET hnsw.ef_search = {}; SET hnsw.iterative_scan = relaxed_order;",
-        options.hnsw.ef_search
-    ))?;
-    Ok(client)
+    message
 }
 
 /// The URL without a password in it, for messages.
@@ -151,9 +225,10 @@ fn redacted(url: &str) -> String {
 /// describe.
 type ComputedStatistics = (String, Option<ReaderStatistics>);
 
-/// A Shiori store in a PostgreSQL database with pgvector.
+/// A Shiori store in a PostgreSQL database with pgvector, reading from its replicas when it
+/// has some.
 pub struct PostgresStore {
-    client: Mutex<Client>,
+    endpoints: Endpoints,
     analyzers: Analyzers,
     options: StoreOptions,
     analyzer_name: &'static str,
@@ -171,58 +246,51 @@ impl PostgresStore {
         options: StoreOptions,
         japanese: JapaneseTokenization,
     ) -> Result<PostgresStore, StoreError> {
-        let mut client = connect(postgres)?;
-        schema::check_version(&mut client)?;
+        let endpoints = Endpoints::open(postgres)?;
+        let mut client = endpoints.primary()?;
+        schema::check_version(&mut *client)?;
         let analyzer_name = shiori_analysis::japanese_analyzer_name(&japanese);
-        // Checked without writing first, so a store that is set up opens on a read replica.
-        if !setup_needed(&mut client, &options, analyzer_name)? {
-            return Ok(PostgresStore::new(
-                client,
-                options,
-                &japanese,
-                postgres.hnsw,
-            ));
+        if setup_needed(&mut *client, &options, analyzer_name)? {
+            let mut transaction = write::locked(&mut client).map_err(PostgresError::from)?;
+            // Another writer may have changed things since the check.
+            setup_needed(&mut transaction, &options, analyzer_name)?;
+            if read::count(&mut transaction, "chunks")? == 0 {
+                write::record_embedder(&mut transaction, &options)?;
+            }
+            write::set_meta(&mut transaction, "japanese_analyzer", analyzer_name)?;
+            if !options.reembed {
+                schema::ensure_vector_index(&mut transaction, options.dimension, &postgres.hnsw)?;
+            }
+            transaction.commit().map_err(PostgresError::from)?;
+            endpoints.wrote()?;
         }
-        let mut transaction = client.transaction().map_err(PostgresError::from)?;
-        transaction
-            .execute("SELECT pg_advisory_xact_lock($1)", &[&schema::WRITE_LOCK])
-            .map_err(PostgresError::from)?;
-        // Another writer may have changed things since the check.
-        setup_needed(&mut transaction, &options, analyzer_name)?;
-        if read::count(&mut transaction, "chunks")? == 0 {
-            write::record_embedder(&mut transaction, &options)?;
-        }
-        write::set_meta(&mut transaction, "japanese_analyzer", analyzer_name)?;
-        if !options.reembed {
-            schema::ensure_vector_index(&mut transaction, options.dimension, &postgres.hnsw)?;
-        }
-        transaction.commit().map_err(PostgresError::from)?;
-        Ok(PostgresStore::new(
-            client,
+        drop(client);
+        Ok(PostgresStore {
+            endpoints,
+            analyzers: Analyzers::new(&japanese),
             options,
-            &japanese,
-            postgres.hnsw,
-        ))
-    }
-
-    fn new(
-        client: Client,
-        options: StoreOptions,
-        japanese: &JapaneseTokenization,
-        hnsw: HnswParams,
-    ) -> PostgresStore {
-        PostgresStore {
-            client: Mutex::new(client),
-            analyzers: Analyzers::new(japanese),
-            options,
-            analyzer_name: shiori_analysis::japanese_analyzer_name(japanese),
-            hnsw,
+            analyzer_name,
+            hnsw: postgres.hnsw,
             readers: Mutex::new(HashMap::new()),
-        }
+        })
     }
 
-    fn client(&self) -> Result<MutexGuard<'_, Client>, PostgresError> {
-        self.client.lock().map_err(|_| PostgresError::Poisoned)
+    /// Runs the write `work` on the primary and records its position for later reads.
+    fn write<T>(
+        &self,
+        work: impl FnOnce(&mut Client) -> Result<T, PostgresError>,
+    ) -> Result<T, StoreError> {
+        let done = work(&mut *self.endpoints.primary()?)?;
+        self.endpoints.wrote()?;
+        Ok(done)
+    }
+
+    /// Runs the read `work` where reads go (see [`Endpoints::read`]).
+    fn read<T>(
+        &self,
+        work: impl Fn(&mut Client) -> Result<T, PostgresError>,
+    ) -> Result<T, StoreError> {
+        Ok(self.endpoints.read(work)?)
     }
 
     /// The statistics BM25 scores the searches of a reader limited to `access` with: its own
@@ -291,6 +359,9 @@ fn setup_needed(
     )
 }
 
+/// What the indexer reads to decide its writes (file records, a file's project, a stored file,
+/// the texts to re-embed) comes from the primary; what readers search and show comes from
+/// where reads go.
 impl DocumentStore for PostgresStore {
     /// Nothing to claim: every batch takes the advisory write lock in its own transaction, so
     /// indexers on several machines may run at once.
@@ -299,26 +370,25 @@ impl DocumentStore for PostgresStore {
     }
 
     fn file_records(&self) -> Result<HashMap<String, FileRecord>, StoreError> {
-        Ok(read::file_records(&mut *self.client()?)?)
+        Ok(read::file_records(&mut *self.endpoints.primary()?)?)
     }
 
     fn file_project(&self, path: &str) -> Result<Option<String>, StoreError> {
-        Ok(read::file_project(&mut *self.client()?, path)?)
+        Ok(read::file_project(&mut *self.endpoints.primary()?, path)?)
     }
 
     fn file_paths(&self, filters: &Filters) -> Result<Vec<String>, StoreError> {
-        Ok(read::file_paths(&mut *self.client()?, filters)?)
+        self.read(|client| read::file_paths(client, filters))
     }
 
     fn stored_file(&self, path: &str) -> Result<Option<StoredFile>, StoreError> {
-        Ok(read::stored_file(&mut *self.client()?, path)?)
+        Ok(read::stored_file(&mut *self.endpoints.primary()?, path)?)
     }
 
     /// One transaction under the write lock; a file whose content hash is already stored (by
     /// another indexer, say) only gets its new stamps.
     fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
-        let client = self.client.get_mut().map_err(|_| PostgresError::Poisoned)?;
-        Ok(write::apply(client, &self.analyzers, changes)?)
+        self.write(|client| write::apply(client, &self.analyzers, changes))
     }
 
     /// Everything is durable and searchable once `apply` returns.
@@ -333,15 +403,15 @@ impl DocumentStore for PostgresStore {
     }
 
     fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
-        Ok(read::chunks_by_keys(&mut *self.client()?, keys)?)
+        self.read(|client| read::chunks_by_keys(client, keys))
     }
 
     fn document_chunks(&self, doc_id: &str) -> Result<Vec<Chunk>, StoreError> {
-        Ok(read::chunks_of_document(&mut *self.client()?, doc_id)?)
+        self.read(|client| read::chunks_of_document(client, doc_id))
     }
 
     fn keys_matching(&self, filters: &Filters) -> Result<Vec<u64>, StoreError> {
-        Ok(read::keys_matching(&mut *self.client()?, filters)?)
+        self.read(|client| read::keys_matching(client, filters))
     }
 
     fn dense_search(
@@ -350,13 +420,7 @@ impl DocumentStore for PostgresStore {
         k: usize,
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        Ok(read::dense_search(
-            &mut *self.client()?,
-            self.options.dimension,
-            query,
-            k,
-            filters,
-        )?)
+        self.read(|client| read::dense_search(client, self.options.dimension, query, k, filters))
     }
 
     fn keyword_search(
@@ -366,24 +430,14 @@ impl DocumentStore for PostgresStore {
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let terms = self.analyzers.query_terms(query);
-        let mut client = self.client()?;
-        let reader = self.reader_statistics(&mut client, &filters.access)?;
-        Ok(bm25::keyword_search(
-            &mut *client,
-            &terms,
-            k,
-            filters,
-            reader.as_ref(),
-        )?)
+        self.read(|client| {
+            let reader = self.reader_statistics(client, &filters.access)?;
+            bm25::keyword_search(client, &terms, k, filters, reader.as_ref())
+        })
     }
 
     fn dense_scores(&self, query: &[f32], keys: &[u64]) -> Result<Vec<(u64, f32)>, StoreError> {
-        Ok(read::dense_scores(
-            &mut *self.client()?,
-            self.options.dimension,
-            query,
-            keys,
-        )?)
+        self.read(|client| read::dense_scores(client, self.options.dimension, query, keys))
     }
 
     fn keyword_scores(
@@ -393,41 +447,36 @@ impl DocumentStore for PostgresStore {
         access: &Access,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let terms = self.analyzers.query_terms(query);
-        let mut client = self.client()?;
-        let reader = self.reader_statistics(&mut client, access)?;
-        Ok(bm25::keyword_scores(
-            &mut *client,
-            &terms,
-            keys,
-            reader.as_ref(),
-        )?)
+        self.read(|client| {
+            let reader = self.reader_statistics(client, access)?;
+            bm25::keyword_scores(client, &terms, keys, reader.as_ref())
+        })
     }
 
     fn embedding_inputs(&self) -> Result<Vec<(u64, String, String)>, StoreError> {
-        Ok(read::embedding_inputs(&mut *self.client()?)?)
+        Ok(read::embedding_inputs(&mut *self.endpoints.primary()?)?)
     }
 
     fn replace_vectors(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
-        let client = self.client.get_mut().map_err(|_| PostgresError::Poisoned)?;
-        Ok(write::replace_vectors(
-            client,
-            &self.options,
-            &self.hnsw,
-            vectors,
-        )?)
+        self.write(|client| write::replace_vectors(client, &self.options, &self.hnsw, vectors))
     }
 
     fn stats(&self, filters: &Filters) -> Result<StoreStats, StoreError> {
-        let mut client = self.client()?;
-        let [files, documents, chunks] = if filters.is_empty() {
-            ["files", "documents", "chunks"].map(|table| read::count(&mut *client, table))
-        } else {
-            read::counts_matching(&mut *client, filters)?.map(Ok)
-        };
+        let [files, documents, chunks] = self.read(|client| {
+            if filters.is_empty() {
+                Ok([
+                    read::count(client, "files")?,
+                    read::count(client, "documents")?,
+                    read::count(client, "chunks")?,
+                ])
+            } else {
+                read::counts_matching(client, filters)
+            }
+        })?;
         Ok(StoreStats {
-            files: files?,
-            documents: documents?,
-            chunks: chunks?,
+            files,
+            documents,
+            chunks,
             embedder: self.options.embedder_id.clone(),
             dimension: self.options.dimension,
             japanese_analyzer: self.analyzer_name.to_string(),
@@ -436,6 +485,7 @@ impl DocumentStore for PostgresStore {
                 self.hnsw.m, self.hnsw.ef_construction, self.hnsw.ef_search
             ),
             last_rebuild: None,
+            replicas: self.endpoints.replica_status(),
         })
     }
 }

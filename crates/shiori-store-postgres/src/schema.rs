@@ -111,6 +111,7 @@ fn current_version(client: &mut impl GenericClient) -> Result<i64, PostgresError
 /// Applies the migrations the database lacks, in one transaction; returns their versions.
 pub(crate) fn migrate(client: &mut Client) -> Result<Vec<i64>, PostgresError> {
     let mut transaction = client.transaction()?;
+    transaction.batch_execute("SET LOCAL statement_timeout = 0")?;
     transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     transaction.batch_execute(
         "CREATE TABLE IF NOT EXISTS shiori_migrations (
@@ -139,7 +140,7 @@ pub(crate) fn migrate(client: &mut Client) -> Result<Vec<i64>, PostgresError> {
 }
 
 /// Refuses a database whose schema is not the one this build knows.
-pub(crate) fn check_version(client: &mut Client) -> Result<(), PostgresError> {
+pub(crate) fn check_version(client: &mut impl GenericClient) -> Result<(), PostgresError> {
     match current_version(client)? {
         found if found < LATEST => Err(PostgresError::SchemaBehind {
             found,

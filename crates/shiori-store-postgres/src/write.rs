@@ -62,6 +62,15 @@ impl StatsDelta {
     }
 }
 
+/// A transaction holding the write lock, with no statement time limit: a batch's statements
+/// take as long as the batch is large, which is no sign of a database in trouble.
+pub(crate) fn locked(client: &mut Client) -> Result<Transaction<'_>, PostgresError> {
+    let mut transaction = client.transaction()?;
+    transaction.batch_execute("SET LOCAL statement_timeout = 0")?;
+    transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])?;
+    Ok(transaction)
+}
+
 pub(crate) fn apply(
     client: &mut Client,
     analyzers: &Analyzers,
@@ -97,8 +106,7 @@ pub(crate) fn apply(
         })
         .collect();
 
-    let mut transaction = client.transaction()?;
-    transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])?;
+    let mut transaction = locked(client)?;
     let mut report = ApplyReport::default();
     let mut stats = StatsDelta::default();
     let mut pending = Vec::new();
@@ -498,8 +506,7 @@ pub(crate) fn replace_vectors(
     hnsw: &HnswParams,
     vectors: &[(u64, Vec<f32>)],
 ) -> Result<(), PostgresError> {
-    let mut transaction = client.transaction()?;
-    transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])?;
+    let mut transaction = locked(client)?;
     // The old index casts to the old vectors' size, which the new ones may not have.
     schema::drop_vector_indexes(&mut transaction)?;
     for batch in vectors.chunks(CHUNKS_PER_INSERT) {

@@ -2,99 +2,29 @@
 //! content hash, dense and BM25 search with filters in SQL, migration round trips, re-embedding.
 
 use shiori_analysis::JapaneseTokenization;
-use shiori_core::{Access, Chunk, Document, Filters};
+use shiori_core::{Access, Filters};
 use shiori_store::conformance::{access as access_checks, conversations as conversation_checks};
 use shiori_store::{
-    reembed, ConversationStore, DocumentStore, FileChange, FileRecord, StoreError, StoreOptions,
+    reembed, ConversationStore, DocumentStore, FileChange, StoreError, StoreOptions,
 };
 use shiori_store_postgres::test_server::TestServer;
-use shiori_store_postgres::{
-    migrate, HnswParams, PostgresConversations, PostgresOptions, PostgresStore,
-};
+use shiori_store_postgres::{migrate, PostgresConversations, PostgresOptions, PostgresStore};
 use std::collections::{BTreeMap, HashMap};
 
-fn options(embedder: &str) -> StoreOptions {
-    StoreOptions {
-        embedder_id: embedder.to_string(),
-        dimension: 3,
-        reembed: false,
-    }
-}
-
-/// A running server; panics, naming the package to install, when its binaries are missing.
-fn started() -> TestServer {
-    TestServer::start().unwrap_or_else(|e| panic!("{e}"))
-}
+mod common;
+use common::{doc_ids, options, started, upsert};
 
 /// A server with a fresh, migrated database.
 fn database(name: &str) -> (TestServer, PostgresOptions) {
     let server = started();
     let url = server.create_database(name).unwrap();
-    let postgres = PostgresOptions {
-        url,
-        password: None,
-        hnsw: HnswParams::default(),
-    };
+    let postgres = PostgresOptions::new(&url);
     assert_eq!(migrate(&postgres).unwrap(), [1, 2, 3]);
     assert!(
         migrate(&postgres).unwrap().is_empty(),
         "migrations run once"
     );
     (server, postgres)
-}
-
-fn upsert(path: &str, hash: &str, docs: &[(&str, &str, [f32; 3])]) -> FileChange {
-    let metadata = BTreeMap::from([("project".to_string(), path.to_string())]);
-    FileChange::Upsert {
-        file: FileRecord {
-            path: path.to_string(),
-            content_hash: hash.to_string(),
-            size: 1,
-            modified_ns: 10,
-            read_at_ns: 20,
-        },
-        documents: docs
-            .iter()
-            .map(|(doc_id, _, _)| Document {
-                doc_id: doc_id.to_string(),
-                title: doc_id.to_string(),
-                source: path.to_string(),
-                text: String::new(),
-                modified: 100,
-                metadata: metadata.clone(),
-            })
-            .collect(),
-        chunks: docs
-            .iter()
-            .map(|(doc_id, text, vector)| {
-                (
-                    Chunk {
-                        chunk_id: format!("{doc_id}#0"),
-                        doc_id: doc_id.to_string(),
-                        title: doc_id.to_string(),
-                        source: path.to_string(),
-                        text: text.to_string(),
-                        index: 0,
-                        total: 1,
-                        modified: 100,
-                        content_hash: format!("{hash}-{doc_id}"),
-                        metadata: metadata.clone(),
-                    },
-                    vector.to_vec(),
-                )
-            })
-            .collect(),
-    }
-}
-
-fn doc_ids(store: &PostgresStore, hits: &[(u64, f32)]) -> Vec<String> {
-    let keys: Vec<u64> = hits.iter().map(|(key, _)| *key).collect();
-    store
-        .chunks(&keys)
-        .unwrap()
-        .into_iter()
-        .map(|(_, chunk)| chunk.doc_id)
-        .collect()
 }
 
 #[test]
@@ -399,11 +329,7 @@ fn refuses_another_embedder_until_reembedded() {
 fn an_unmigrated_database_is_refused_with_a_hint() {
     let server = started();
     let url = server.create_database("fresh").unwrap();
-    let postgres = PostgresOptions {
-        url,
-        password: None,
-        hnsw: HnswParams::default(),
-    };
+    let postgres = PostgresOptions::new(&url);
     let error = PostgresStore::open(
         &postgres,
         options("test-embedder"),
@@ -435,11 +361,7 @@ fn reads_stay_in_the_readers_groups() {
 
 /// A store in a new, migrated database of `server`.
 fn migrated_store(server: &TestServer, name: &str) -> PostgresStore {
-    let postgres = PostgresOptions {
-        url: server.create_database(name).unwrap(),
-        password: None,
-        hnsw: HnswParams::default(),
-    };
+    let postgres = PostgresOptions::new(&server.create_database(name).unwrap());
     migrate(&postgres).unwrap();
     PostgresStore::open(
         &postgres,

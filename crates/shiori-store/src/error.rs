@@ -7,6 +7,10 @@ pub enum StoreError {
     /// The backend's database (SQLite, PostgreSQL) failed, in the backend's own words.
     #[error(transparent)]
     Database(Box<dyn std::error::Error + Send + Sync>),
+    /// The backend's database could not be reached, or did not answer in time: the request
+    /// may succeed if retried later (a server answers 503 with `Retry-After`).
+    #[error("the database is unavailable: {0}")]
+    Unavailable(Box<dyn std::error::Error + Send + Sync>),
     #[error("store metadata is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
     /// A derived index (the embedded store's BM25 or vectors) failed.

@@ -19,4 +19,4 @@ pub use changes::{
 pub use conversations::{stored_id, ConversationStore};
 pub use document_store::{reembed, DocumentStore, StoredFile};
 pub use error::StoreError;
-pub use stats::StoreStats;
+pub use stats::{ReplicaStatus, StoreStats};

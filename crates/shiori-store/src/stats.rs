@@ -13,4 +13,22 @@ pub struct StoreStats {
     /// was opened (a crash, a damaged file); `None` when they never were, or the store has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_rebuild: Option<String>,
+    /// Each read replica and whether reads go to it (empty: the store has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaStatus>,
+}
+
+/// A read replica as the store last saw it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ReplicaStatus {
+    /// Its address, without a password.
+    pub name: String,
+    /// Whether reads go to it now.
+    pub serving: bool,
+    /// How far its replay was behind the primary, when it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<u64>,
+    /// Why reads skip it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

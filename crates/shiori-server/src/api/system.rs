@@ -42,10 +42,15 @@ pub async fn stats(
     Extension(reader): Extension<Reader>,
 ) -> Result<Json<StatsResponse>, ApiError> {
     let engine = state.engine();
+    let admin = reader.admin;
     let retrieval = engine.config.retrieval.clone();
     let default_pipeline = engine.config.pipeline.default;
     let answer_model = engine.config.answer_model().map(str::to_string);
-    let index = tokio::task::spawn_blocking(move || engine.stats(&reader.access)).await??;
+    let mut index = tokio::task::spawn_blocking(move || engine.stats(&reader.access)).await??;
+    // The database's addresses are the operator's business.
+    if !admin {
+        index.replicas.clear();
+    }
     Ok(Json(StatsResponse {
         index,
         retrieval,

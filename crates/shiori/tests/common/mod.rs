@@ -242,6 +242,18 @@ pub fn indexed_faq(work: &Path) -> PathBuf {
 
 /// One HTTP/1.1 exchange over a fresh connection; returns the status and the body.
 pub fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
+    let (status, _, body) = http_with_head(addr, method, path, headers, body);
+    (status, body)
+}
+
+/// [`http`], with the response's head (status line and headers) too.
+pub fn http_with_head(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[&str],
+    body: &str,
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     let mut request = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -257,9 +269,6 @@ pub fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) 
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let status = response[9..12].parse().unwrap();
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    (status, body)
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (status, head.to_string(), body.to_string())
 }

@@ -3,7 +3,9 @@
 //! built for any x86-64 CPU): a copy of a once-initialised data directory in a temporary folder,
 //! on a free loopback port, stopped on drop. PostgreSQL refuses to run as root, so under root it
 //! runs as the unprivileged system user `shiori-pg` (created if missing), from a world-readable
-//! copy of the binaries.
+//! copy of the binaries. A server can have streaming replicas ([`TestServer::replica`]) and a
+//! TLS front ([`TlsFront`]: those binaries are built without TLS, so Debian's PgBouncer, which
+//! speaks the same protocol, takes the TLS connections and passes them on).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -198,16 +200,95 @@ impl TestServer {
             dir,
             port: 0,
         };
+        server.start_on_a_free_port()?;
+        Ok(server)
+    }
+
+    /// A hot standby of this server: a base backup taken with `pg_basebackup -R` (so it
+    /// streams from this server), started on a port of its own.
+    pub fn replica(&self) -> io::Result<TestServer> {
+        let dir = tempfile::Builder::new()
+            .prefix("shiori-pg-replica-")
+            .tempdir()?;
+        chown(self.user, dir.path())?;
+        checked(
+            as_user(self.user, &self.bin.join("pg_basebackup"))
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &self.port.to_string(),
+                    "-U",
+                    "postgres",
+                ])
+                .arg("-D")
+                .arg(dir.path().join("data"))
+                .args(["-R", "-X", "stream", "-c", "fast"])
+                .output()?,
+            "pg_basebackup",
+        )?;
+        let mut replica = TestServer {
+            bin: self.bin.clone(),
+            user: self.user,
+            dir,
+            port: 0,
+        };
+        replica.start_on_a_free_port()?;
+        Ok(replica)
+    }
+
+    /// Stops the server now (fast shutdown: sessions are ended); its data stays until drop.
+    pub fn stop(&self) -> io::Result<()> {
+        checked(
+            as_user(self.user, &self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(self.dir.path().join("data"))
+                .args(["-m", "fast", "-w", "-t", "60", "stop"])
+                .output()?,
+            "pg_ctl stop",
+        )
+        .map(|_| ())
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Waits until a standby has replayed everything its primary had written when this was
+    /// called (`primary`: the primary's URL).
+    pub fn wait_for_replay(&self, primary: &str) -> io::Result<()> {
+        let sql_error = |e: postgres::Error| failure(e.to_string());
+        let mut primary = postgres::Client::connect(primary, postgres::NoTls).map_err(sql_error)?;
+        let target: postgres::types::PgLsn = primary
+            .query_one("SELECT pg_current_wal_lsn()", &[])
+            .map_err(sql_error)?
+            .get(0);
+        let mut standby =
+            postgres::Client::connect(&self.url("postgres"), postgres::NoTls).map_err(sql_error)?;
+        for _ in 0..600 {
+            let replayed: Option<postgres::types::PgLsn> = standby
+                .query_one("SELECT pg_last_wal_replay_lsn()", &[])
+                .map_err(sql_error)?
+                .get(0);
+            if replayed.is_some_and(|replayed| replayed >= target) {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Err(failure("the standby did not catch up within 30 s"))
+    }
+
+    fn start_on_a_free_port(&mut self) -> io::Result<()> {
         // Another process may take the free port before the server binds it: try a few.
         let mut last_error = failure("the server never started");
         for _ in 0..5 {
-            server.port = free_port()?;
-            match server.pg_ctl_start() {
-                Ok(()) => return Ok(server),
+            self.port = free_port()?;
+            match self.pg_ctl_start() {
+                Ok(()) => return Ok(()),
                 Err(error) => last_error = error,
             }
         }
-        let log = std::fs::read_to_string(server.dir.path().join("server.log")).unwrap_or_default();
+        let log = std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
         Err(failure(format!("{last_error}\n{log}")))
     }
 
@@ -280,3 +361,6 @@ fn chown(user: Option<&str>, path: &Path) -> io::Result<()> {
     };
     checked(Command::new("chown").arg(user).arg(path).output()?, "chown").map(|_| ())
 }
+
+mod tls_front;
+pub use tls_front::TlsFront;

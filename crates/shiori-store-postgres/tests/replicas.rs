@@ -1,0 +1,261 @@
+//! Past one server: reads on a real streaming replica (a base backup of the primary, started
+//! by the test), what this store wrote read back at once, a lagging replica skipped, a replica
+//! stopped in the middle of a run of searches with no search lost, TLS through PgBouncer with a
+//! certificate authority made for the test, and a database that went away answered as
+//! unavailable in bounded time.
+
+use shiori_analysis::JapaneseTokenization;
+use shiori_core::Filters;
+use shiori_store::{DocumentStore, StoreError};
+use shiori_store_postgres::test_server::{TestServer, TlsFront};
+use shiori_store_postgres::{migrate, PostgresOptions, PostgresStore, SslMode, TlsOptions};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{doc_ids, options, started, upsert};
+
+/// A migrated primary with one streaming replica, and the options that read from it.
+fn primary_and_replica() -> (TestServer, TestServer, PostgresOptions) {
+    let primary = started();
+    let url = primary.create_database("shiori").unwrap();
+    migrate(&PostgresOptions::new(&url)).unwrap();
+    let replica = primary.replica().unwrap();
+    replica.wait_for_replay(&url).unwrap();
+    let mut postgres = PostgresOptions::new(&url);
+    postgres.replica_urls = vec![replica.url("shiori")];
+    postgres.connect_timeout = Duration::from_secs(2);
+    (primary, replica, postgres)
+}
+
+fn open(postgres: &PostgresOptions) -> PostgresStore {
+    PostgresStore::open(
+        postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .unwrap()
+}
+
+/// Waits until the store's health thread has seen its replica serve.
+fn wait_until_serving(store: &PostgresStore) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let status = store.stats(&Filters::default()).unwrap().replicas;
+        if status.iter().all(|replica| replica.serving) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never served: {status:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn nearest(store: &PostgresStore) -> Vec<String> {
+    let hits = store
+        .dense_search(&[1.0, 0.0, 0.0], 10, &Filters::default())
+        .unwrap();
+    let mut ids = doc_ids(store, &hits);
+    ids.sort();
+    ids
+}
+
+fn run_on_replica(replica: &TestServer, sql: &str) {
+    let mut client = postgres::Client::connect(&replica.url("shiori"), postgres::NoTls).unwrap();
+    client.batch_execute(sql).unwrap();
+}
+
+#[test]
+fn reads_go_to_the_replica_and_a_store_reads_its_own_writes() {
+    let (_primary, replica, postgres) = primary_and_replica();
+    let mut writer = open(&PostgresOptions::new(&postgres.url));
+    writer
+        .apply(vec![upsert(
+            "a.txt",
+            "h1",
+            &[("a", "apple", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    replica.wait_for_replay(&postgres.url).unwrap();
+    let mut reader = open(&postgres);
+    wait_until_serving(&reader);
+    assert_eq!(nearest(&reader), ["a"]);
+
+    // With replay paused, another process's write stays invisible to the replica's readers:
+    // proof that the searches run there.
+    run_on_replica(&replica, "SELECT pg_wal_replay_pause()");
+    writer
+        .apply(vec![upsert(
+            "b.txt",
+            "h2",
+            &[("b", "banana", [1.0, 0.1, 0.0])],
+        )])
+        .unwrap();
+    assert_eq!(nearest(&reader), ["a"], "read from the paused replica");
+
+    // This store's own write is read back at once: from the primary, until the replica has
+    // replayed it.
+    reader
+        .apply(vec![upsert(
+            "c.txt",
+            "h3",
+            &[("c", "cherry", [1.0, 0.2, 0.0])],
+        )])
+        .unwrap();
+    assert_eq!(nearest(&reader), ["a", "b", "c"]);
+    let status = &reader.stats(&Filters::default()).unwrap().replicas;
+    assert!(!status[0].serving, "{status:?}");
+    assert!(
+        status[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("last write")),
+        "{status:?}"
+    );
+
+    run_on_replica(&replica, "SELECT pg_wal_replay_resume()");
+    wait_until_serving(&reader);
+    assert_eq!(nearest(&reader), ["a", "b", "c"]);
+}
+
+#[test]
+fn a_replica_past_the_lag_bound_is_skipped() {
+    let (_primary, replica, mut postgres) = primary_and_replica();
+    postgres.max_replica_lag = Duration::from_millis(200);
+    let mut writer = open(&PostgresOptions::new(&postgres.url));
+    let reader = open(&postgres);
+    run_on_replica(&replica, "SELECT pg_wal_replay_pause()");
+    writer
+        .apply(vec![upsert(
+            "a.txt",
+            "h1",
+            &[("a", "apple", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    // The replica has received the write but not replayed it; its lag grows past the bound.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(nearest(&reader), ["a"], "read from the primary instead");
+    let status = &reader.stats(&Filters::default()).unwrap().replicas;
+    assert!(!status[0].serving, "{status:?}");
+    assert!(
+        status[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("lagging")),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_replica_stopped_mid_run_loses_no_search() {
+    let (_primary, replica, postgres) = primary_and_replica();
+    let mut writer = open(&PostgresOptions::new(&postgres.url));
+    writer
+        .apply(vec![upsert(
+            "a.txt",
+            "h1",
+            &[("a", "apple", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    replica.wait_for_replay(&postgres.url).unwrap();
+    let reader = open(&postgres);
+    wait_until_serving(&reader);
+    std::thread::scope(|scope| {
+        let searches = scope.spawn(|| {
+            (0..300)
+                .map(|_| {
+                    let hits = reader.keyword_search("apple", 5, &Filters::default())?;
+                    let dense = reader.dense_search(&[1.0, 0.0, 0.0], 5, &Filters::default())?;
+                    Ok::<_, StoreError>((hits.len(), dense.len()))
+                })
+                .collect::<Vec<_>>()
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        replica.stop().unwrap();
+        for outcome in searches.join().unwrap() {
+            assert_eq!(outcome.unwrap(), (1, 1));
+        }
+    });
+    let status = &reader.stats(&Filters::default()).unwrap().replicas;
+    assert!(!status[0].serving, "{status:?}");
+    assert!(
+        status[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("unreachable")),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_database_that_went_away_is_unavailable_in_bounded_time() {
+    let server = started();
+    let url = server.create_database("shiori").unwrap();
+    let mut postgres = PostgresOptions::new(&url);
+    postgres.connect_timeout = Duration::from_secs(1);
+    migrate(&postgres).unwrap();
+    let store = open(&postgres);
+    server.stop().unwrap();
+    let started = Instant::now();
+    let error = store
+        .dense_search(&[1.0, 0.0, 0.0], 5, &Filters::default())
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "bounded wait");
+    let error = PostgresStore::open(
+        &postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+    assert!(error.to_string().contains("cannot connect"), "{error}");
+}
+
+#[test]
+fn tls_checks_the_servers_certificate_against_the_configured_authority() {
+    let server = started();
+    server.create_database("shiori").unwrap();
+    let front = TlsFront::start(&server).unwrap();
+    let tls = |host: &str, mode: SslMode, root_cert| {
+        let mut postgres = PostgresOptions::new(&front.url(host, "shiori"));
+        postgres.tls = TlsOptions { mode, root_cert };
+        postgres.connect_timeout = Duration::from_secs(5);
+        postgres
+    };
+
+    let verified = tls("localhost", SslMode::VerifyFull, Some(front.ca_file()));
+    migrate(&verified).unwrap();
+    let mut store = open(&verified);
+    store
+        .apply(vec![upsert(
+            "a.txt",
+            "h1",
+            &[("a", "apple", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    assert_eq!(nearest(&store), ["a"]);
+    // The certificate names 127.0.0.1 too; `require` encrypts without checking.
+    migrate(&tls(
+        "127.0.0.1",
+        SslMode::VerifyFull,
+        Some(front.ca_file()),
+    ))
+    .unwrap();
+    migrate(&tls("127.0.0.1", SslMode::Require, None)).unwrap();
+
+    let error = migrate(&tls(
+        "localhost",
+        SslMode::VerifyFull,
+        Some(front.other_ca_file()),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(error.to_lowercase().contains("certificate"), "{error}");
+    let error = migrate(&tls("localhost", SslMode::Disable, None))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("cannot connect"),
+        "plain text refused: {error}"
+    );
+}
