@@ -40,6 +40,6 @@ pub use query::{Question, RetrievalOverrides, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
 pub use shown_paths::ShownPaths;
 pub use sources::IndexTarget;
-pub use store::{init_store, migrate_store, MigrationReport, StoreInit};
+pub use store::{database_bytes, init_store, migrate_store, MigrationReport, StoreInit};
 pub use uploads::{UploadInfo, UploadListing};
 pub use watch::{WatchError, WatchPass};

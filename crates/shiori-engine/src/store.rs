@@ -42,6 +42,17 @@ pub(crate) fn open_conversations(
     })
 }
 
+/// The size of the configured database (PostgreSQL only: the embedded store is the data
+/// directory).
+pub fn database_bytes(config: &Config) -> Result<Option<u64>, EngineError> {
+    match config.store.kind {
+        StoreKind::Embedded => Ok(None),
+        StoreKind::Postgres => Ok(Some(shiori_store_postgres::database_bytes(
+            &config.store.postgres(None)?,
+        )?)),
+    }
+}
+
 /// What `shiori init` did to the configured store.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoreInit {

@@ -6,6 +6,7 @@ use crate::terms::FIELDS;
 use crate::PostgresError;
 use postgres::GenericClient;
 use shiori_core::Filters;
+use std::collections::HashMap;
 
 /// BM25 parameters, as tantivy's.
 const K1: f64 = 1.2;
@@ -49,44 +50,102 @@ impl ReaderStatistics {
         }))
     }
 
-    /// Where a query's BM25 statistics come from, as SQL on the parameters it pushes.
-    fn sources(reader: Option<&ReaderStatistics>, params: &mut Vec<Param>) -> Sources {
-        let Some(reader) = reader else {
-            return Sources {
-                stats: "keyword_stats s".into(),
-                df_restriction: String::new(),
-            };
-        };
-        let fields: Vec<i16> = (0..FIELDS as i16).collect();
-        params.push(Box::new(fields));
-        params.push(Box::new(vec![reader.chunks; FIELDS]));
-        params.push(Box::new(reader.total_length.to_vec()));
-        let n = params.len();
-        let stats = format!(
-            "unnest(${}::SMALLINT[], ${}::BIGINT[], ${}::BIGINT[]) AS s(field, chunks, total_length)",
-            n - 2,
-            n - 1,
-            n
-        );
-        let condition = filters::condition(&reader.access, params);
-        Sources {
-            stats,
-            df_restriction: format!(
-                "AND EXISTS (SELECT 1 FROM chunks c WHERE c.key = t.key AND {condition})"
-            ),
-        }
+    /// The condition on `term_df d` that keeps the chunks this reader may read, pushing its
+    /// groups onto `params`.
+    fn df_condition(&self, params: &mut Vec<Param>) -> String {
+        let groups: Vec<String> = self
+            .access
+            .access
+            .groups()
+            .map(|groups| groups.iter().cloned().collect())
+            .unwrap_or_default();
+        params.push(Box::new(groups));
+        format!(
+            "AND (d.groups = '' OR string_to_array(d.groups, ',') && ${}::TEXT[])",
+            params.len()
+        )
     }
 }
 
-/// A query's statistics as SQL: the table of per-field chunk counts and total lengths, and
-/// what restricts the chunks a term's document frequency counts.
-struct Sources {
-    stats: String,
-    df_restriction: String,
+/// A query term with its BM25 weight (`boost · (k1 + 1) · idf`, also the most one chunk can
+/// score from it) and its field's average length.
+#[derive(Debug, Clone)]
+struct Weighted {
+    field: i16,
+    term: String,
+    weight: f64,
+    average_length: f64,
+    /// How many chunks (the reader may read) hold it.
+    df: i64,
+}
+
+/// The query's terms that some chunk holds, weighted with the whole store's statistics or
+/// `reader`'s: document frequencies from `term_df`, kept by every write, so a common term
+/// costs one row, not a count of its postings.
+fn weights(
+    client: &mut impl GenericClient,
+    terms: &[(i16, String, f32)],
+    reader: Option<&ReaderStatistics>,
+) -> Result<Vec<Weighted>, PostgresError> {
+    let fields: Vec<i16> = terms.iter().map(|t| t.0).collect();
+    let words: Vec<String> = terms.iter().map(|t| t.1.clone()).collect();
+    let mut params: Vec<Param> = vec![Box::new(fields), Box::new(words)];
+    let restriction = reader.map_or_else(String::new, |r| r.df_condition(&mut params));
+    let sql = format!(
+        "SELECT q.field, q.term, COALESCE(SUM(d.df), 0)::BIGINT
+         FROM unnest($1::SMALLINT[], $2::TEXT[]) AS q(field, term)
+         LEFT JOIN term_df d ON d.field = q.field AND d.term = q.term {restriction}
+         GROUP BY q.field, q.term"
+    );
+    let df: HashMap<(i16, String), i64> = client
+        .query(&sql, &filters::refs(&params))?
+        .iter()
+        .map(|row| ((row.get(0), row.get(1)), row.get(2)))
+        .collect();
+    let (chunks, total_length) = match reader {
+        Some(reader) => ([reader.chunks; FIELDS], reader.total_length),
+        None => store_statistics(client)?,
+    };
+    Ok(terms
+        .iter()
+        .filter_map(|(field, term, boost)| {
+            let count = *df.get(&(*field, term.clone()))?;
+            let (df, slot) = (count as f64, *field as usize);
+            let n = chunks[slot] as f64;
+            (count > 0).then(|| Weighted {
+                field: *field,
+                term: term.clone(),
+                weight: f64::from(*boost) * (K1 + 1.0) * (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
+                average_length: total_length[slot] as f64 / n.max(1.0),
+                df: count,
+            })
+        })
+        .collect())
+}
+
+/// Per field: how many chunks have it, and their total length.
+fn store_statistics(
+    client: &mut impl GenericClient,
+) -> Result<([i64; FIELDS], [i64; FIELDS]), PostgresError> {
+    let mut chunks = [0; FIELDS];
+    let mut total_length = [0; FIELDS];
+    for row in client.query("SELECT field, chunks, total_length FROM keyword_stats", &[])? {
+        let slot = row.get::<_, i16>(0) as usize;
+        if slot < FIELDS {
+            chunks[slot] = row.get(1);
+            total_length[slot] = row.get(2);
+        }
+    }
+    Ok((chunks, total_length))
 }
 
 /// The `k` best chunks for the query's `terms` among those `filters` accept, scored with
-/// `reader`'s statistics when given.
+/// `reader`'s statistics when given. Exact, by MaxScore in two statements: the postings of the
+/// highest-weighted terms, enough to fill `k`, give a score the `k`th best chunk reaches at
+/// least; the lowest-weighted terms whose weights add up to no more than that cannot lift a
+/// chunk matching only them into the top `k`, so their postings (the common words and
+/// character bigrams, most of the postings a query touches) are only looked up for chunks the
+/// other terms found.
 pub(crate) fn keyword_search(
     client: &mut impl GenericClient,
     terms: &[(i16, String, f32)],
@@ -97,17 +156,133 @@ pub(crate) fn keyword_search(
     if k == 0 || terms.is_empty() {
         return Ok(Vec::new());
     }
-    let mut params = term_params(terms);
-    params.push(Box::new(k as i64));
-    let filtered = !filters.is_empty();
-    let condition = filters::condition(filters, &mut params);
-    let join = if filtered {
-        format!("JOIN chunks c ON c.key = t.key WHERE {condition}")
-    } else {
-        String::new()
+    let mut weights = weights(client, terms, reader)?;
+    if weights.is_empty() {
+        return Ok(Vec::new());
+    }
+    weights.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    let seeds = seed_count(&weights, k);
+    let found = search_pass(client, &weights, seeds, 0.0, k, filters)?;
+    // The score came back as a REAL, rounded either way: a threshold a little low only prunes
+    // a little less.
+    let threshold = match found.get(k - 1) {
+        Some((_, score)) => f64::from(*score) * (1.0 - 1e-6),
+        None if seeds == weights.len() => return Ok(found),
+        None => 0.0,
     };
-    let sources = ReaderStatistics::sources(reader, &mut params);
-    let sql = bm25_sql(&sources, &join, "ORDER BY score DESC, t.key LIMIT $4");
+    let essential = essential_count(&weights, threshold);
+    if essential <= seeds {
+        return Ok(found);
+    }
+    search_pass(client, &weights, essential, threshold, k, filters)
+}
+
+/// How many of the heaviest `weights` have at least `k` postings between them.
+fn seed_count(weights: &[Weighted], k: usize) -> usize {
+    let mut postings = 0;
+    weights
+        .iter()
+        .position(|weight| {
+            postings += weight.df;
+            postings >= k as i64
+        })
+        .map_or(weights.len(), |last| last + 1)
+}
+
+/// How many of the heaviest `weights` a chunk must match one of to score above `threshold`:
+/// the rest together weigh no more than it.
+fn essential_count(weights: &[Weighted], threshold: f64) -> usize {
+    let mut light = 0.0;
+    let mut essential = weights.len();
+    for weight in weights.iter().rev() {
+        if light + weight.weight > threshold {
+            break;
+        }
+        light += weight.weight;
+        essential -= 1;
+    }
+    essential
+}
+
+/// The `k` best chunks among those `filters` accept that hold one of the first `essential`
+/// terms of `weights` and could score above `threshold`, with their full scores.
+fn search_pass(
+    client: &mut impl GenericClient,
+    weights: &[Weighted],
+    essential: usize,
+    threshold: f64,
+    k: usize,
+    filters: &Filters,
+) -> Result<Vec<(u64, f32)>, PostgresError> {
+    let (heavy, light) = weights.split_at(essential);
+    let mut params = weight_params(heavy);
+    params.extend(weight_params(light));
+    params.push(Box::new(light.iter().map(|w| w.weight).sum::<f64>()));
+    params.push(Box::new(threshold));
+    params.push(Box::new(k as i64));
+    // A reader's groups keep most chunks: checked on the chunks that pass the bound only. The
+    // other filters keep few, and are checked on every posting, before any score is summed.
+    let only_access = Filters {
+        access: filters.access.clone(),
+        ..Filters::default()
+    };
+    let (posting_filter, candidate_filter) = if filters.is_empty() {
+        (String::new(), String::new())
+    } else if *filters == only_access {
+        let condition = filters::condition(filters, &mut params);
+        (
+            String::new(),
+            format!("AND EXISTS (SELECT 1 FROM chunks c WHERE c.key = p.key AND {condition})"),
+        )
+    } else {
+        let condition = filters::condition(filters, &mut params);
+        (
+            format!("JOIN chunks c ON c.key = t.key WHERE {condition}"),
+            String::new(),
+        )
+    };
+    // `best`: the chunks with the best partial scores, enough to fill `k`, scored in full;
+    // their `k`th score raises the bar the other chunks' partial scores must clear.
+    let light_score = format!(
+        "COALESCE((SELECT SUM({n_score}) FROM n
+                   JOIN chunk_terms t ON t.field = n.field AND t.term = n.term AND t.key = p.key
+                  ), 0)",
+        n_score = term_score("n"),
+    );
+    let sql = format!(
+        "WITH e AS (
+             SELECT * FROM unnest($1::SMALLINT[], $2::TEXT[], $3::FLOAT8[], $4::FLOAT8[])
+                 AS e(field, term, weight, average_length)
+         ),
+         n AS (
+             SELECT * FROM unnest($5::SMALLINT[], $6::TEXT[], $7::FLOAT8[], $8::FLOAT8[])
+                 AS n(field, term, weight, average_length)
+         ),
+         partial AS MATERIALIZED (
+             SELECT t.key, SUM({e_score}) AS score
+             FROM e JOIN chunk_terms t ON t.field = e.field AND t.term = e.term
+             {posting_filter}
+             GROUP BY t.key
+         ),
+         best AS MATERIALIZED (
+             SELECT p.key, p.score + {light_score} AS score
+             FROM (SELECT * FROM partial p WHERE p.score + $9 > $10 {candidate_filter}
+                   ORDER BY p.score DESC, p.key LIMIT $11) p
+         ),
+         bar AS (
+             SELECT GREATEST($10, COALESCE(
+                        (SELECT MIN(score) FROM best HAVING COUNT(*) >= $11), $10)) AS score
+         )
+         SELECT key, score::REAL FROM best
+         UNION ALL
+         SELECT p.key, (p.score + {light_score})::REAL
+         FROM partial p, bar
+         WHERE p.score + $9 > bar.score AND p.key NOT IN (SELECT key FROM best)
+               {candidate_filter}
+         ORDER BY 2 DESC, 1
+         LIMIT $11",
+        e_score = term_score("e"),
+    );
     scored_keys(client, &sql, &params)
 }
 
@@ -122,58 +297,37 @@ pub(crate) fn keyword_scores(
     if keys.is_empty() || terms.is_empty() {
         return Ok(Vec::new());
     }
-    let mut params = term_params(terms);
+    let weights = weights(client, terms, reader)?;
+    let mut params = weight_params(&weights);
     params.push(Box::new(
         keys.iter().map(|key| *key as i64).collect::<Vec<i64>>(),
     ));
-    let sources = ReaderStatistics::sources(reader, &mut params);
-    let sql = bm25_sql(&sources, "WHERE t.key = ANY($4)", "");
+    let sql = format!(
+        "SELECT t.key, SUM({score})::REAL
+         FROM unnest($1::SMALLINT[], $2::TEXT[], $3::FLOAT8[], $4::FLOAT8[])
+              AS w(field, term, weight, average_length)
+         JOIN chunk_terms t ON t.field = w.field AND t.term = w.term AND t.key = ANY($5)
+         GROUP BY t.key",
+        score = term_score("w"),
+    );
     scored_keys(client, &sql, &params)
 }
 
-/// The query's terms as the parameters `$1` (fields), `$2` (terms) and `$3` (boosts).
-fn term_params(terms: &[(i16, String, f32)]) -> Vec<Param> {
-    let fields: Vec<i16> = terms.iter().map(|t| t.0).collect();
-    let words: Vec<String> = terms.iter().map(|t| t.1.clone()).collect();
-    let boosts: Vec<f64> = terms.iter().map(|t| f64::from(t.2)).collect();
-    vec![Box::new(fields), Box::new(words), Box::new(boosts)]
+/// `weights` as four parameters: fields, terms, weights, average lengths.
+fn weight_params(weights: &[Weighted]) -> Vec<Param> {
+    vec![
+        Box::new(weights.iter().map(|w| w.field).collect::<Vec<i16>>()),
+        Box::new(weights.iter().map(|w| w.term.clone()).collect::<Vec<String>>()),
+        Box::new(weights.iter().map(|w| w.weight).collect::<Vec<f64>>()),
+        Box::new(weights.iter().map(|w| w.average_length).collect::<Vec<f64>>()),
+    ]
 }
 
-/// BM25 as tantivy computes it — `idf · (k1 + 1) · tf / (tf + k1 · (1 − b + b · len / avglen))`
-/// with `idf = ln(1 + (N − df + 0.5) / (df + 0.5))`, summed over the query's terms in every
-/// field, the bigram field at its boost — for the terms in `$1`–`$3`, over the term rows
-/// `restriction` keeps, then `order`. `weights` is materialised so that each term's document
-/// frequency is counted once, not once per posting (10× faster on JSQuAD).
-fn bm25_sql(sources: &Sources, restriction: &str, order: &str) -> String {
+/// One term's BM25 score in chunk `t`, as tantivy computes it, from the weight row `w`:
+/// `weight · tf / (tf + k1 · (1 − b + b · len / avglen))`.
+fn term_score(w: &str) -> String {
     format!(
-        "WITH q AS (
-             SELECT * FROM unnest($1::SMALLINT[], $2::TEXT[], $3::FLOAT8[]) AS q(field, term, boost)
-         ),
-         weights AS MATERIALIZED (
-             SELECT q.field, q.term,
-                    q.boost * ({k1} + 1) * ln(1 + (s.chunks - d.df + 0.5) / (d.df + 0.5)) AS weight,
-                    s.total_length::FLOAT8 / GREATEST(s.chunks, 1) AS average_length
-             FROM q
-             JOIN {stats} ON s.field = q.field
-             CROSS JOIN LATERAL (
-                 SELECT COUNT(*)::FLOAT8 AS df FROM chunk_terms t
-                 WHERE t.field = q.field AND t.term = q.term {df_restriction}
-             ) d
-             WHERE d.df > 0
-         )
-         SELECT t.key, SUM(
-                    w.weight * t.tf
-                    / (t.tf + {k1} * (1 - {b} + {b} * t.length / GREATEST(w.average_length, 1e-9)))
-                )::REAL AS score
-         FROM weights w
-         JOIN chunk_terms t ON t.field = w.field AND t.term = w.term
-         {restriction}
-         GROUP BY t.key
-         {order}",
-        k1 = K1,
-        b = B,
-        stats = sources.stats,
-        df_restriction = sources.df_restriction,
+        "{w}.weight * t.tf / (t.tf + {K1} * (1 - {B} + {B} * t.length / GREATEST({w}.average_length, 1e-9)))"
     )
 }
 

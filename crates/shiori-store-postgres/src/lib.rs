@@ -190,6 +190,15 @@ pub fn migrate(options: &PostgresOptions) -> Result<Vec<i64>, PostgresError> {
     schema::migrate(&mut client)
 }
 
+/// The database's size on disk: tables, indexes (the HNSW graph, the term B-tree) and TOAST.
+pub fn database_bytes(options: &PostgresOptions) -> Result<u64, PostgresError> {
+    let mut client = pool::connect(&options.url, options)?;
+    let bytes: i64 = client
+        .query_one("SELECT pg_database_size(current_database())", &[])?
+        .get(0);
+    Ok(bytes as u64)
+}
+
 /// The schema version this build reads and writes.
 pub fn schema_version() -> i64 {
     schema::LATEST

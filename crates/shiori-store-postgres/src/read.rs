@@ -241,8 +241,20 @@ pub(crate) fn dense_search(
         "SELECT c.key, ({distance})::REAL FROM chunks c WHERE {condition}
          ORDER BY {distance} LIMIT $2"
     );
-    let mut hits: Vec<(u64, f32)> = client
-        .query(&sql, &filters::refs(&params))?
+    let rows = if filters.is_empty() {
+        client.query(&sql, &filters::refs(&params))?
+    } else {
+        // The planner cannot estimate how many chunks a filter on JSON metadata keeps (it
+        // guessed 1% for a reader who may read 90%) and would compare the query with every
+        // vector; the HNSW index's iterative scan finds the filtered neighbours instead, or
+        // another index when the filter has one (a document id, a source prefix).
+        let mut transaction = client.transaction()?;
+        transaction.batch_execute("SET LOCAL enable_seqscan = off")?;
+        let rows = transaction.query(&sql, &filters::refs(&params))?;
+        transaction.commit()?;
+        rows
+    };
+    let mut hits: Vec<(u64, f32)> = rows
         .iter()
         .map(|row| (row.get::<_, i64>(0) as u64, 1.0 - row.get::<_, f32>(1)))
         .collect();

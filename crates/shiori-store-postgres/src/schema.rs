@@ -88,6 +88,20 @@ const MIGRATIONS: &[&str] = &[
     // 3: a conversation's owner, the API key that started it (NULL: the machine's owner).
     "ALTER TABLE conversations ADD COLUMN owner TEXT;
      CREATE INDEX conversations_by_owner ON conversations(owner, updated_ms);",
+    // 4: each term's document frequency per group set (a chunk's `groups`, '' for everyone's),
+    // kept by every write, so BM25 weighs a common term without counting its postings, for the
+    // whole store or for one reader.
+    "CREATE TABLE term_df (
+         field SMALLINT NOT NULL,
+         term TEXT NOT NULL,
+         groups TEXT NOT NULL,
+         df BIGINT NOT NULL,
+         PRIMARY KEY (field, term, groups)
+     );
+     INSERT INTO term_df
+     SELECT t.field, t.term, COALESCE(c.metadata->>'groups', ''), COUNT(*)
+     FROM chunk_terms t JOIN chunks c ON c.key = t.key
+     GROUP BY 1, 2, 3;",
 ];
 
 /// The schema version this build reads and writes.

@@ -4,7 +4,7 @@ use crate::schema::{self, WRITE_LOCK};
 use crate::terms::{Analyzers, FieldTerms, FIELDS};
 use crate::{HnswParams, PostgresError};
 use postgres::{Client, GenericClient, Transaction};
-use shiori_core::{Chunk, Document};
+use shiori_core::{Chunk, Document, GROUPS_KEY};
 use shiori_store::{ApplyReport, DuplicateDocument, FileChange, FileRecord, StoreOptions};
 use std::collections::{HashMap, HashSet};
 
@@ -45,14 +45,59 @@ struct NewChunk {
     terms: Vec<FieldTerms>,
 }
 
-/// Per-field changes to `keyword_stats`.
+/// Per-field changes to `keyword_stats`, and per term and group set to `term_df`.
 #[derive(Default)]
 struct StatsDelta {
     chunks: [i64; FIELDS],
     total_length: [i64; FIELDS],
+    df: HashMap<(i16, String, String), i64>,
 }
 
 impl StatsDelta {
+    fn count_term(&mut self, field: i16, term: &str, groups: &str, sign: i64) {
+        *self
+            .df
+            .entry((field, term.to_string(), groups.to_string()))
+            .or_default() += sign;
+    }
+
+    /// Writes the changes, in the transaction that made them.
+    fn write(self, transaction: &mut Transaction) -> Result<(), PostgresError> {
+        for (field, (chunks, total_length)) in
+            self.chunks.iter().zip(&self.total_length).enumerate()
+        {
+            if *chunks != 0 || *total_length != 0 {
+                transaction.execute(
+                    "UPDATE keyword_stats SET chunks = chunks + $2,
+                                              total_length = total_length + $3
+                     WHERE field = $1",
+                    &[&(field as i16), chunks, total_length],
+                )?;
+            }
+        }
+        let changed: Vec<_> = self.df.into_iter().filter(|(_, n)| *n != 0).collect();
+        for batch in changed.chunks(TERMS_PER_INSERT) {
+            let fields: Vec<i16> = batch.iter().map(|((f, _, _), _)| *f).collect();
+            let terms: Vec<&str> = batch.iter().map(|((_, t, _), _)| t.as_str()).collect();
+            let groups: Vec<&str> = batch.iter().map(|((_, _, g), _)| g.as_str()).collect();
+            let counts: Vec<i64> = batch.iter().map(|(_, n)| *n).collect();
+            transaction.execute(
+                "INSERT INTO term_df (field, term, groups, df)
+                 SELECT * FROM unnest($1::SMALLINT[], $2::TEXT[], $3::TEXT[], $4::BIGINT[])
+                 ON CONFLICT (field, term, groups) DO UPDATE SET df = term_df.df + EXCLUDED.df",
+                &[&fields, &terms, &groups, &counts],
+            )?;
+            transaction.execute(
+                "DELETE FROM term_df d
+                 USING unnest($1::SMALLINT[], $2::TEXT[], $3::TEXT[]) AS u(field, term, groups)
+                 WHERE d.field = u.field AND d.term = u.term AND d.groups = u.groups
+                   AND d.df <= 0",
+                &[&fields, &terms, &groups],
+            )?;
+        }
+        Ok(())
+    }
+
     fn add(&mut self, fields: &[i16], lengths: &[i32], sign: i64) {
         for &field in fields {
             let slot = field as usize;
@@ -160,16 +205,7 @@ pub(crate) fn apply(
     for batch in pending.chunks(CHUNKS_PER_INSERT) {
         report.chunks_added += insert_chunks(&mut transaction, batch, &fields, &mut stats)?;
     }
-    for (field, (chunks, total_length)) in stats.chunks.iter().zip(&stats.total_length).enumerate()
-    {
-        if *chunks != 0 || *total_length != 0 {
-            transaction.execute(
-                "UPDATE keyword_stats SET chunks = chunks + $2, total_length = total_length + $3
-                 WHERE field = $1",
-                &[&(field as i16), chunks, total_length],
-            )?;
-        }
-    }
+    stats.write(&mut transaction)?;
     transaction.execute(
         "INSERT INTO shiori_meta (key, value) VALUES ($1, '1')
          ON CONFLICT (key) DO UPDATE SET value = (shiori_meta.value::BIGINT + 1)::TEXT",
@@ -257,15 +293,25 @@ fn delete_file(
 ) -> Result<usize, PostgresError> {
     let removed = transaction.query(
         "DELETE FROM chunks WHERE doc_id IN (SELECT doc_id FROM documents WHERE file_path = $1)
-         RETURNING key, term_lengths",
+         RETURNING key, term_lengths, COALESCE(metadata->>'groups', '')",
         &[&path],
     )?;
     let keys: Vec<i64> = removed.iter().map(|row| row.get(0)).collect();
+    let mut groups: HashMap<i64, String> = HashMap::new();
     for row in &removed {
         stats.add(fields, &row.get::<_, Vec<i32>>(1), -1);
+        groups.insert(row.get(0), row.get(2));
     }
     if !keys.is_empty() {
-        transaction.execute("DELETE FROM chunk_terms WHERE key = ANY($1)", &[&keys])?;
+        let terms = transaction.query(
+            "DELETE FROM chunk_terms WHERE key = ANY($1) RETURNING field, term, key",
+            &[&keys],
+        )?;
+        for row in &terms {
+            let key: i64 = row.get(2);
+            let chunk_groups = groups.get(&key).map_or("", String::as_str);
+            stats.count_term(row.get(0), row.get(1), chunk_groups, -1);
+        }
     }
     transaction.execute("DELETE FROM files WHERE path = $1", &[&path])?;
     Ok(removed.len())
@@ -395,8 +441,10 @@ fn insert_chunks(
     let mut terms = TermColumns::default();
     for new in batch {
         if let Some(key) = keys.get(&new.chunk.chunk_id) {
+            let groups = new.chunk.metadata.get(GROUPS_KEY).map_or("", String::as_str);
             for field in &new.terms {
                 for (term, tf) in &field.frequencies {
+                    stats.count_term(field.field, term, groups, 1);
                     terms.push(field.field, term, *key, *tf, field.length);
                     if terms.len() == TERMS_PER_INSERT {
                         std::mem::take(&mut terms).insert(transaction)?;

@@ -19,7 +19,7 @@ fn database(name: &str) -> (TestServer, PostgresOptions) {
     let server = started();
     let url = server.create_database(name).unwrap();
     let postgres = PostgresOptions::new(&url);
-    assert_eq!(migrate(&postgres).unwrap(), [1, 2, 3]);
+    assert_eq!(migrate(&postgres).unwrap(), [1, 2, 3, 4]);
     assert!(
         migrate(&postgres).unwrap().is_empty(),
         "migrations run once"
@@ -376,4 +376,73 @@ fn hidden_chunks_do_not_move_a_readers_bm25_scores() {
     let server = started();
     let mut store = migrated_store(&server, "statistics");
     access_checks::check_hidden_chunks_do_not_move_a_readers_scores(&mut store);
+}
+
+/// MaxScore skips the postings of light terms only where they cannot change the top 10: the
+/// search returns what scoring every chunk would, for common and rare words, with a filter,
+/// and for a reader who may not read one chunk in three, through deletions.
+#[test]
+fn keyword_search_returns_the_exact_top_k() {
+    let server = started();
+    let mut store = migrated_store(&server, "maxscore");
+    let mut rng = fastrand::Rng::with_seed(11);
+    // Zipf-like: word i drawn with weight 1 / (i + 1), so "w0" is in nearly every chunk.
+    let word = |rng: &mut fastrand::Rng| format!("w{}", (rng.f64().powi(3) * 300.0) as usize);
+    let mut changes = Vec::new();
+    for file in 0..30 {
+        let path = format!("f{file}.txt");
+        let texts: Vec<(String, String)> = (0..10)
+            .map(|doc| {
+                let text: Vec<String> = (0..rng.usize(5..40)).map(|_| word(&mut rng)).collect();
+                (format!("d{file}-{doc}"), text.join(" "))
+            })
+            .collect();
+        let docs: Vec<(&str, &str, [f32; 3])> = texts
+            .iter()
+            .map(|(id, text)| (id.as_str(), text.as_str(), [1.0, 0.0, 0.0]))
+            .collect();
+        let mut change = upsert(&path, &format!("h{file}"), &docs);
+        if let FileChange::Upsert { chunks, .. } = &mut change {
+            for (chunk, _) in chunks.iter_mut().filter(|_| file % 3 == 0) {
+                chunk.metadata.insert("groups".into(), "hr".into());
+            }
+        }
+        changes.push(change);
+    }
+    store.apply(changes).unwrap();
+    store
+        .apply(vec![FileChange::Remove {
+            path: "f1.txt".into(),
+        }])
+        .unwrap();
+    let everything = store.keys_matching(&Filters::default()).unwrap();
+    let reader = Filters {
+        access: Access::Groups(["sales".to_string()].into()),
+        ..Filters::default()
+    };
+    let project = Filters {
+        metadata: BTreeMap::from([("project".to_string(), "f2.txt".to_string())]),
+        ..Filters::default()
+    };
+    for _ in 0..25 {
+        let query: Vec<String> = (0..rng.usize(1..6)).map(|_| word(&mut rng)).collect();
+        let query = query.join(" ");
+        for filters in [&Filters::default(), &reader, &project] {
+            let allowed = store.keys_matching(filters).unwrap();
+            let mut every_score = store
+                .keyword_scores(&query, &everything, &filters.access)
+                .unwrap();
+            every_score.retain(|(key, _)| allowed.contains(key));
+            let true_score: HashMap<u64, f32> = every_score.iter().copied().collect();
+            every_score.sort_by(|a, b| b.1.total_cmp(&a.1));
+            every_score.truncate(10);
+            let found = store.keyword_search(&query, 10, filters).unwrap();
+            assert_eq!(found.len(), every_score.len(), "{query}");
+            // The same scores rank by rank, each the chunk's own: the top 10 up to ties.
+            for ((key, score), (_, best)) in found.iter().zip(&every_score) {
+                assert!((score - best).abs() < 1e-4, "{query}: {found:?} {every_score:?}");
+                assert!((score - true_score[key]).abs() < 1e-4, "{query}: {key}");
+            }
+        }
+    }
 }

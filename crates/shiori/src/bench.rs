@@ -311,7 +311,18 @@ pub fn run(cli: &Cli, home: &ShioriHome, action: &BenchAction) -> Result<()> {
             chunks,
             seed,
             keep,
-        } => crate::bench_scale::scale(cli, home, dataset, *chunks, *seed, keep.as_deref()),
+            postgres,
+        } => crate::bench_scale::scale(
+            cli,
+            home,
+            crate::bench_scale::ScaleRun {
+                dataset,
+                chunks: *chunks,
+                seed: *seed,
+                keep: keep.as_deref(),
+                postgres: postgres.as_deref(),
+            },
+        ),
         BenchAction::Ingest {
             files,
             sample_pdf_pages,

@@ -12,7 +12,7 @@ use crate::cli::Cli;
 use crate::output;
 use anyhow::{Context, Result};
 use shiori_core::{embedding_input, Access, Filters, Retrieval, RetrievalConfig, RetrievalMode};
-use shiori_engine::{Config, Engine, Question};
+use shiori_engine::{database_bytes, init_store, Config, Engine, Question, StoreKind};
 use shiori_ingest::{content_hash, normalize};
 use shiori_models::{assets::ShioriHome, embed_with_cache, EmbeddingCache};
 use std::collections::HashSet;
@@ -53,30 +53,34 @@ const QUERIES: usize = 100;
 /// Where a kept store records each query's exact top 10, for runs that reuse it.
 const EXACT_FILE: &str = "bench-scale-exact.json";
 
-pub fn scale(
-    cli: &Cli,
-    home: &ShioriHome,
-    dataset: &Path,
-    chunks: usize,
-    seed: u64,
-    keep: Option<&Path>,
-) -> Result<()> {
+/// One `bench scale` run: the set, the size and seed of the corpus made from it, where to
+/// keep the store, and the database to build it in instead of the embedded store.
+pub struct ScaleRun<'a> {
+    pub dataset: &'a Path,
+    pub chunks: usize,
+    pub seed: u64,
+    pub keep: Option<&'a Path>,
+    pub postgres: Option<&'a str>,
+}
+
+pub fn scale(cli: &Cli, home: &ShioriHome, run: ScaleRun) -> Result<()> {
     let load_before = load_average();
     let work = tempfile::tempdir()?;
-    let data_dir = keep.map_or_else(|| work.path().join("data"), Path::to_path_buf);
-    let queries = query_texts(dataset)?;
+    let data_dir = run
+        .keep
+        .map_or_else(|| work.path().join("data"), Path::to_path_buf);
+    let queries = query_texts(run.dataset)?;
     let (built, exact) = match data_dir.exists() {
         true => (None, read_exact(&data_dir)?),
         false => {
-            let (report, exact) = build(
-                home,
-                dataset,
-                &queries,
-                chunks,
-                seed,
-                &data_dir,
-                work.path(),
-            )?;
+            let mut config = Config::default();
+            if let Some(url) = run.postgres {
+                config.store.kind = StoreKind::Postgres;
+                config.store.url = Some(url.to_string());
+                init_store(&config)?;
+            }
+            config.save(&data_dir)?;
+            let (report, exact) = build(home, &run, &queries, &data_dir, work.path())?;
             (Some(report), exact)
         }
     };
@@ -88,7 +92,7 @@ pub fn scale(
         "{} holds the exact top 10 of {} queries; {} has {}",
         data_dir.display(),
         exact.len(),
-        dataset.display(),
+        run.dataset.display(),
         queries.len()
     );
     let everything = Filters::default();
@@ -124,6 +128,7 @@ pub fn scale(
         "peak_rss_mb": proc_status_bytes("VmHWM").map(megabytes),
         "rss_after_queries_mb": proc_status_bytes("VmRSS").map(megabytes),
         "data_dir_mb": megabytes(directory_bytes(&data_dir)?),
+        "database_mb": database_bytes(&engine.config)?.map(megabytes),
         "load_average_before": load_before,
         "load_average_after": load_average(),
     });
@@ -151,23 +156,20 @@ struct Built {
 /// query's exact top 10 there.
 fn build(
     home: &ShioriHome,
-    dataset: &Path,
+    run: &ScaleRun,
     queries: &[String],
-    chunks: usize,
-    seed: u64,
     data_dir: &Path,
     work: &Path,
 ) -> Result<(Built, Vec<Vec<String>>)> {
-    Config::default().save(data_dir)?;
     let mut engine = Engine::open(data_dir, home)?;
-    let bases = embedded_bases(&engine, home, dataset)?;
+    let bases = embedded_bases(&engine, home, run.dataset)?;
     let query_vectors = queries
         .iter()
         .map(|text| engine.embedder().embed_query(text))
         .collect::<Result<Vec<_>, _>>()?;
     let corpus_path = work.join("corpus.jsonl");
     let generating = Instant::now();
-    let exact = write_corpus(&corpus_path, &bases, chunks, seed, &query_vectors)?;
+    let exact = write_corpus(&corpus_path, &bases, run.chunks, run.seed, &query_vectors)?;
     let generate_seconds = generating.elapsed().as_secs_f64();
     drop(bases);
 
@@ -220,11 +222,15 @@ fn summary(result: &serde_json::Value) -> String {
         None => "kept by an earlier run".to_string(),
     };
     let mut lines = vec![format!(
-        "{} chunks {indexed}; peak RSS {:.0} MB; data directory {:.0} MB; \
+        "{} chunks {indexed}; peak RSS {:.0} MB; data directory {:.0} MB{}; \
          HNSW recall@10 {:.3}; load average {} → {}",
         result["chunks"],
         number(&result["peak_rss_mb"]),
         number(&result["data_dir_mb"]),
+        match result["database_mb"].as_f64() {
+            Some(mb) => format!("; database {mb:.0} MB"),
+            None => String::new(),
+        },
         number(&result["hnsw_recall_at_10"]),
         result["load_average_before"],
         result["load_average_after"],

@@ -166,6 +166,10 @@ pub enum BenchAction {
         /// a directory kept by an earlier run, time the queries on that store again.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Build the store in this PostgreSQL database (`postgres://…`, migrated by the
+        /// benchmark, empty) instead of the embedded store.
+        #[arg(long)]
+        postgres: Option<String>,
     },
     /// Loading speed (pages or parts per second) of files, each loaded `--runs` times; with
     /// `--sample-pdf-pages N` a generated N-page PDF is measured too.
