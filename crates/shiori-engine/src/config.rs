@@ -767,4 +767,32 @@ paths = ["umi"]
             assert!(error.contains(expected), "{error}");
         }
     }
+
+    #[test]
+    fn database_settings_no_connection_could_use_fail_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, expected) in [
+            ("[store]\nsslmode = \"verify-full\"\n", "sslrootcert"),
+            ("[store]\npool_size = 0\n", "pool_size"),
+            ("[store]\nsslmode = \"allow\"\n", "sslmode"),
+        ] {
+            std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+            let error = Config::load(dir.path()).unwrap_err().to_string();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[store]\nreplica_urls = [\"postgres://r1/rag\"]\nsslmode = \"verify-ca\"\n\
+             sslrootcert = \"ca.pem\"\nstatement_timeout_ms = 500\n",
+        )
+        .unwrap();
+        let options = Config::load(dir.path())
+            .unwrap()
+            .store
+            .postgres(Some("postgres://p/rag"))
+            .unwrap();
+        assert_eq!(options.replica_urls, ["postgres://r1/rag"]);
+        assert_eq!(options.tls.mode, SslMode::VerifyCa);
+        assert_eq!(options.statement_timeout, Duration::from_millis(500));
+    }
 }

@@ -162,19 +162,36 @@ pub(crate) fn keyword_search(
     }
     weights.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     let seeds = seed_count(&weights, k);
-    let found = search_pass(client, &weights, seeds, 0.0, k, filters)?;
+    let some = search_pass(client, &weights, seeds, 0.0, k, filters, Pass::Bound)?;
     // The score came back as a REAL, rounded either way: a threshold a little low only prunes
     // a little less.
-    let threshold = match found.get(k - 1) {
+    let threshold = match some.get(k - 1) {
         Some((_, score)) => f64::from(*score) * (1.0 - 1e-6),
-        None if seeds == weights.len() => return Ok(found),
+        // Fewer than `k` chunks hold a seed term, all of them scored: with every term a seed,
+        // that is the answer.
+        None if seeds == weights.len() => return Ok(some),
         None => 0.0,
     };
     let essential = essential_count(&weights, threshold);
-    if essential <= seeds {
-        return Ok(found);
-    }
-    search_pass(client, &weights, essential, threshold, k, filters)
+    search_pass(
+        client,
+        &weights,
+        essential,
+        threshold,
+        k,
+        filters,
+        Pass::Exact,
+    )
+}
+
+/// What a [`search_pass`] returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Some `k` chunks with their full scores: the `k` best partial scores, whose full scores
+    /// bound the `k`th best from below.
+    Bound,
+    /// The `k` best chunks.
+    Exact,
 }
 
 /// How many of the heaviest `weights` have at least `k` postings between them.
@@ -204,8 +221,9 @@ fn essential_count(weights: &[Weighted], threshold: f64) -> usize {
     essential
 }
 
-/// The `k` best chunks among those `filters` accept that hold one of the first `essential`
-/// terms of `weights` and could score above `threshold`, with their full scores.
+/// Among the chunks `filters` accept that hold one of the first `essential` terms of `weights`
+/// and could score above `threshold`: the `k` best ([`Pass::Exact`]), or the `k` with the best
+/// scores over those terms ([`Pass::Bound`]), with their full scores.
 fn search_pass(
     client: &mut impl GenericClient,
     weights: &[Weighted],
@@ -213,6 +231,7 @@ fn search_pass(
     threshold: f64,
     k: usize,
     filters: &Filters,
+    pass: Pass,
 ) -> Result<Vec<(u64, f32)>, PostgresError> {
     let (heavy, light) = weights.split_at(essential);
     let mut params = weight_params(heavy);
@@ -268,20 +287,28 @@ fn search_pass(
              SELECT p.key, p.score + {light_score} AS score
              FROM (SELECT * FROM partial p WHERE p.score + $9 > $10 {candidate_filter}
                    ORDER BY p.score DESC, p.key LIMIT $11) p
-         ),
-         bar AS (
-             SELECT GREATEST($10, COALESCE(
-                        (SELECT MIN(score) FROM best HAVING COUNT(*) >= $11), $10)) AS score
-         )
-         SELECT key, score::REAL FROM best
-         UNION ALL
-         SELECT p.key, (p.score + {light_score})::REAL
-         FROM partial p, bar
-         WHERE p.score + $9 > bar.score AND p.key NOT IN (SELECT key FROM best)
-               {candidate_filter}
-         ORDER BY 2 DESC, 1
-         LIMIT $11",
+         ){comma}
+         {rest}",
         e_score = term_score("e"),
+        comma = if pass == Pass::Exact { "," } else { "" },
+        rest = match pass {
+            Pass::Bound => "SELECT key, score::REAL FROM best ORDER BY 2 DESC, 1".to_string(),
+            Pass::Exact => format!(
+                "bar AS (
+                     SELECT GREATEST($10, COALESCE(
+                                (SELECT MIN(score) FROM best HAVING COUNT(*) >= $11), $10))
+                            AS score
+                 )
+                 SELECT key, score::REAL FROM best
+                 UNION ALL
+                 SELECT p.key, (p.score + {light_score})::REAL
+                 FROM partial p, bar
+                 WHERE p.score + $9 > bar.score AND p.key NOT IN (SELECT key FROM best)
+                       {candidate_filter}
+                 ORDER BY 2 DESC, 1
+                 LIMIT $11"
+            ),
+        },
     );
     scored_keys(client, &sql, &params)
 }
@@ -317,9 +344,19 @@ pub(crate) fn keyword_scores(
 fn weight_params(weights: &[Weighted]) -> Vec<Param> {
     vec![
         Box::new(weights.iter().map(|w| w.field).collect::<Vec<i16>>()),
-        Box::new(weights.iter().map(|w| w.term.clone()).collect::<Vec<String>>()),
+        Box::new(
+            weights
+                .iter()
+                .map(|w| w.term.clone())
+                .collect::<Vec<String>>(),
+        ),
         Box::new(weights.iter().map(|w| w.weight).collect::<Vec<f64>>()),
-        Box::new(weights.iter().map(|w| w.average_length).collect::<Vec<f64>>()),
+        Box::new(
+            weights
+                .iter()
+                .map(|w| w.average_length)
+                .collect::<Vec<f64>>(),
+        ),
     ]
 }
 

@@ -90,7 +90,12 @@ impl Endpoints {
     }
 
     /// Records that this store wrote: its reads from now on need a replica that replayed it.
+    /// Without replicas nothing is asked, so a store whose `url` is itself a standby (reads
+    /// only) still opens.
     pub(crate) fn wrote(&self) -> Result<(), PostgresError> {
+        if self.0.replicas.is_empty() {
+            return Ok(());
+        }
         let position = current_position(&mut *self.primary()?)?;
         self.0.must_see.fetch_max(position, Ordering::SeqCst);
         Ok(())
@@ -112,7 +117,7 @@ impl Endpoints {
             let outcome = replica
                 .pool
                 .get_timeout(REPLICA_WAIT.min(shared.options.connect_timeout))
-                .map_err(|source| PostgresError::Exhausted {
+                .map_err(|source| PostgresError::NoConnection {
                     url: redacted(&replica.url),
                     source,
                 })

@@ -52,6 +52,8 @@ pub enum PostgresError {
     Query(#[from] postgres::Error),
     #[error("every connection to PostgreSQL at {url} is busy: {source}")]
     Exhausted { url: String, source: r2d2::Error },
+    #[error("no connection to PostgreSQL at {url} in time: {source}")]
+    NoConnection { url: String, source: r2d2::Error },
     #[error("TLS to PostgreSQL, {what}: {source}")]
     Tls {
         what: String,
@@ -90,7 +92,9 @@ impl PostgresError {
     /// refusing the statement: worth running again elsewhere or later.
     pub fn is_unavailable(&self) -> bool {
         match self {
-            PostgresError::Connect { .. } | PostgresError::Exhausted { .. } => true,
+            PostgresError::Connect { .. }
+            | PostgresError::Exhausted { .. }
+            | PostgresError::NoConnection { .. } => true,
             PostgresError::Query(error) => query_unavailable(error),
             _ => false,
         }
@@ -260,7 +264,7 @@ impl PostgresStore {
         schema::check_version(&mut *client)?;
         let analyzer_name = shiori_analysis::japanese_analyzer_name(&japanese);
         if setup_needed(&mut *client, &options, analyzer_name)? {
-            let mut transaction = write::locked(&mut client).map_err(PostgresError::from)?;
+            let mut transaction = write::locked(&mut client)?;
             // Another writer may have changed things since the check.
             setup_needed(&mut transaction, &options, analyzer_name)?;
             if read::count(&mut transaction, "chunks")? == 0 {

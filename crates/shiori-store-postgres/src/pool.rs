@@ -62,12 +62,12 @@ pub(crate) fn get(
     url: &str,
     options: &PostgresOptions,
 ) -> Result<Connection, PostgresError> {
-    pool.get().or_else(|timeout| match connect(url, options) {
-        Err(error) => Err(error),
-        Ok(_) => Err(PostgresError::Exhausted {
+    pool.get().map_err(|timeout| match connect(url, options) {
+        Err(error) => error,
+        Ok(_) => PostgresError::Exhausted {
             url: redacted(url),
             source: timeout,
-        }),
+        },
     })
 }
 

@@ -441,7 +441,11 @@ fn insert_chunks(
     let mut terms = TermColumns::default();
     for new in batch {
         if let Some(key) = keys.get(&new.chunk.chunk_id) {
-            let groups = new.chunk.metadata.get(GROUPS_KEY).map_or("", String::as_str);
+            let groups = new
+                .chunk
+                .metadata
+                .get(GROUPS_KEY)
+                .map_or("", String::as_str);
             for field in &new.terms {
                 for (term, tf) in &field.frequencies {
                     stats.count_term(field.field, term, groups, 1);

@@ -440,7 +440,10 @@ fn keyword_search_returns_the_exact_top_k() {
             assert_eq!(found.len(), every_score.len(), "{query}");
             // The same scores rank by rank, each the chunk's own: the top 10 up to ties.
             for ((key, score), (_, best)) in found.iter().zip(&every_score) {
-                assert!((score - best).abs() < 1e-4, "{query}: {found:?} {every_score:?}");
+                assert!(
+                    (score - best).abs() < 1e-4,
+                    "{query}: {found:?} {every_score:?}"
+                );
                 assert!((score - true_score[key]).abs() < 1e-4, "{query}: {key}");
             }
         }
