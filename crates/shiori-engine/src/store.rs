@@ -120,6 +120,7 @@ pub fn migrate_store(
     let source = EmbeddedStore::open(from, options(), japanese.clone())?;
     shiori_store_postgres::migrate(to)?;
     let mut target = PostgresStore::open(to, options(), japanese)?;
+    target.lock_for_writing()?;
     let paths = source.file_paths(&Filters::default())?;
     let mut report = MigrationReport {
         embedder: embedder_id.clone(),

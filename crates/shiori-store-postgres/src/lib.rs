@@ -246,6 +246,8 @@ pub struct PostgresStore {
     options: StoreOptions,
     analyzer_name: &'static str,
     hnsw: HnswParams,
+    /// This writer is filling an empty store: its vector index is built once, at the commit.
+    bulk_load: bool,
     /// Each set of readable groups' BM25 statistics, with the write generation they describe
     /// (any process's write moves it on).
     readers: Mutex<HashMap<BTreeSet<String>, ComputedStatistics>>,
@@ -284,6 +286,7 @@ impl PostgresStore {
             options,
             analyzer_name,
             hnsw: postgres.hnsw,
+            bulk_load: false,
             readers: Mutex::new(HashMap::new()),
         })
     }
@@ -377,8 +380,20 @@ fn setup_needed(
 /// where reads go.
 impl DocumentStore for PostgresStore {
     /// Nothing to claim: every batch takes the advisory write lock in its own transaction, so
-    /// indexers on several machines may run at once.
+    /// indexers on several machines may run at once. Into an empty store, the vector index is
+    /// dropped and built once at [`commit`](Self::commit) with pgvector's bulk (and parallel)
+    /// build, which measured far faster than inserting every vector into the graph; a load
+    /// that never commits leaves it to the next `open`.
     fn lock_for_writing(&mut self) -> Result<(), StoreError> {
+        self.bulk_load = self.write(|client| {
+            let mut transaction = write::locked(client)?;
+            let empty = read::count(&mut transaction, "chunks")? == 0;
+            if empty {
+                schema::drop_vector_indexes(&mut transaction)?;
+            }
+            transaction.commit()?;
+            Ok(empty)
+        })?;
         Ok(())
     }
 
@@ -404,9 +419,19 @@ impl DocumentStore for PostgresStore {
         self.write(|client| write::apply(client, &self.analyzers, changes))
     }
 
-    /// Everything is durable and searchable once `apply` returns.
+    /// Everything is durable and searchable once `apply` returns; after a load into an empty
+    /// store, the vector index is built here.
     fn commit(&mut self) -> Result<(), StoreError> {
-        Ok(())
+        if !std::mem::take(&mut self.bulk_load) {
+            return Ok(());
+        }
+        let (dimension, hnsw) = (self.options.dimension, self.hnsw);
+        self.write(|client| {
+            let mut transaction = write::locked(client)?;
+            schema::ensure_vector_index(&mut transaction, dimension, &hnsw)?;
+            transaction.commit()?;
+            Ok(())
+        })
     }
 
     /// Nothing to pin: vectors, terms and chunks live in the same database, so every query

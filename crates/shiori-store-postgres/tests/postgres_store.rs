@@ -449,3 +449,71 @@ fn keyword_search_returns_the_exact_top_k() {
         }
     }
 }
+
+/// A load into an empty store builds the HNSW index once, when it commits; one that never
+/// commits leaves the index to the next `open`. Searches are right throughout (exact without
+/// the index).
+#[test]
+fn a_first_load_builds_the_vector_index_at_its_commit() {
+    let server = started();
+    let url = server.create_database("bulk").unwrap();
+    let postgres = PostgresOptions::new(&url);
+    migrate(&postgres).unwrap();
+    let vector_indexes = || vector_index_count(&url);
+    let open = || {
+        PostgresStore::open(
+            &postgres,
+            options("test-embedder"),
+            JapaneseTokenization::Bigram,
+        )
+        .unwrap()
+    };
+    let mut store = open();
+    assert_eq!(vector_indexes(), 1);
+    store.lock_for_writing().unwrap();
+    assert_eq!(vector_indexes(), 0, "dropped for the first load");
+    store
+        .apply(vec![upsert(
+            "a.txt",
+            "h1",
+            &[("a", "apple", [1.0, 0.0, 0.0])],
+        )])
+        .unwrap();
+    let hits = store
+        .dense_search(&[1.0, 0.0, 0.0], 5, &Filters::default())
+        .unwrap();
+    assert_eq!(doc_ids(&store, &hits), ["a"]);
+    store.commit().unwrap();
+    assert_eq!(vector_indexes(), 1, "built at the commit");
+
+    // A store that is no longer empty keeps its index through the next load.
+    store.lock_for_writing().unwrap();
+    assert_eq!(vector_indexes(), 1);
+    store.commit().unwrap();
+
+    let url = server.create_database("interrupted").unwrap();
+    let postgres = PostgresOptions::new(&url);
+    migrate(&postgres).unwrap();
+    let open = || {
+        PostgresStore::open(
+            &postgres,
+            options("test-embedder"),
+            JapaneseTokenization::Bigram,
+        )
+        .unwrap()
+    };
+    open().lock_for_writing().unwrap();
+    open();
+    assert_eq!(vector_index_count(&url), 1, "the next open builds it");
+}
+
+fn vector_index_count(url: &str) -> i64 {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    client
+        .query_one(
+            "SELECT COUNT(*) FROM pg_indexes WHERE indexname LIKE 'chunks_embedding_hnsw_%'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}

@@ -129,13 +129,21 @@ fn a_replica_past_the_lag_bound_is_skipped() {
     wait_until_serving(&reader);
     run_on_replica(&replica, "SELECT pg_wal_replay_pause()");
     writer
-        .apply(vec![upsert("a.txt", "h1", &[("a", "apple", [1.0, 0.0, 0.0])])])
+        .apply(vec![upsert(
+            "a.txt",
+            "h1",
+            &[("a", "apple", [1.0, 0.0, 0.0])],
+        )])
         .unwrap();
     // The replica receives the write but does not replay it; its lag grows past the bound.
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let status = reader.stats(&Filters::default()).unwrap().replicas;
-        if status[0].reason.as_deref().is_some_and(|r| r.contains("lagging")) {
+        if status[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("lagging"))
+        {
             assert!(!status[0].serving, "{status:?}");
             break;
         }
