@@ -12,7 +12,7 @@ use shiori_store_postgres::{migrate, PostgresConversations, PostgresOptions, Pos
 use std::collections::{BTreeMap, HashMap};
 
 mod common;
-use common::{doc_ids, options, started, upsert};
+use common::{add, doc_ids, open_store, options, started, upsert};
 
 /// A server with a fresh, migrated database.
 fn database(name: &str) -> (TestServer, PostgresOptions) {
@@ -460,25 +460,11 @@ fn a_first_load_builds_the_vector_index_at_its_commit() {
     let postgres = PostgresOptions::new(&url);
     migrate(&postgres).unwrap();
     let vector_indexes = || vector_index_count(&url);
-    let open = || {
-        PostgresStore::open(
-            &postgres,
-            options("test-embedder"),
-            JapaneseTokenization::Bigram,
-        )
-        .unwrap()
-    };
-    let mut store = open();
+    let mut store = open_store(&postgres);
     assert_eq!(vector_indexes(), 1);
     store.lock_for_writing().unwrap();
     assert_eq!(vector_indexes(), 0, "dropped for the first load");
-    store
-        .apply(vec![upsert(
-            "a.txt",
-            "h1",
-            &[("a", "apple", [1.0, 0.0, 0.0])],
-        )])
-        .unwrap();
+    add(&mut store, "a", "h1", "apple", [1.0, 0.0, 0.0]);
     let hits = store
         .dense_search(&[1.0, 0.0, 0.0], 5, &Filters::default())
         .unwrap();
@@ -494,16 +480,8 @@ fn a_first_load_builds_the_vector_index_at_its_commit() {
     let url = server.create_database("interrupted").unwrap();
     let postgres = PostgresOptions::new(&url);
     migrate(&postgres).unwrap();
-    let open = || {
-        PostgresStore::open(
-            &postgres,
-            options("test-embedder"),
-            JapaneseTokenization::Bigram,
-        )
-        .unwrap()
-    };
-    open().lock_for_writing().unwrap();
-    open();
+    open_store(&postgres).lock_for_writing().unwrap();
+    open_store(&postgres);
     assert_eq!(vector_index_count(&url), 1, "the next open builds it");
 }
 

@@ -12,7 +12,7 @@ use shiori_store_postgres::{migrate, PostgresOptions, PostgresStore, SslMode, Tl
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{doc_ids, options, started, upsert};
+use common::{add, doc_ids, open_store, options, started};
 
 /// A migrated primary with one streaming replica, and the options that read from it.
 fn primary_and_replica() -> (TestServer, TestServer, PostgresOptions) {
@@ -25,15 +25,6 @@ fn primary_and_replica() -> (TestServer, TestServer, PostgresOptions) {
     postgres.replica_urls = vec![replica.url("shiori")];
     postgres.connect_timeout = Duration::from_secs(2);
     (primary, replica, postgres)
-}
-
-fn open(postgres: &PostgresOptions) -> PostgresStore {
-    PostgresStore::open(
-        postgres,
-        options("test-embedder"),
-        JapaneseTokenization::Bigram,
-    )
-    .unwrap()
 }
 
 /// Waits until the store's health thread has seen its replica serve.
@@ -66,40 +57,22 @@ fn run_on_replica(replica: &TestServer, sql: &str) {
 #[test]
 fn reads_go_to_the_replica_and_a_store_reads_its_own_writes() {
     let (_primary, replica, postgres) = primary_and_replica();
-    let mut writer = open(&PostgresOptions::new(&postgres.url));
-    writer
-        .apply(vec![upsert(
-            "a.txt",
-            "h1",
-            &[("a", "apple", [1.0, 0.0, 0.0])],
-        )])
-        .unwrap();
+    let mut writer = open_store(&PostgresOptions::new(&postgres.url));
+    add(&mut writer, "a", "h1", "apple", [1.0, 0.0, 0.0]);
     replica.wait_for_replay(&postgres.url).unwrap();
-    let mut reader = open(&postgres);
+    let mut reader = open_store(&postgres);
     wait_until_serving(&reader);
     assert_eq!(nearest(&reader), ["a"]);
 
     // With replay paused, another process's write stays invisible to the replica's readers:
     // proof that the searches run there.
     run_on_replica(&replica, "SELECT pg_wal_replay_pause()");
-    writer
-        .apply(vec![upsert(
-            "b.txt",
-            "h2",
-            &[("b", "banana", [1.0, 0.1, 0.0])],
-        )])
-        .unwrap();
+    add(&mut writer, "b", "h2", "banana", [1.0, 0.1, 0.0]);
     assert_eq!(nearest(&reader), ["a"], "read from the paused replica");
 
     // This store's own write is read back at once: from the primary, until the replica has
     // replayed it.
-    reader
-        .apply(vec![upsert(
-            "c.txt",
-            "h3",
-            &[("c", "cherry", [1.0, 0.2, 0.0])],
-        )])
-        .unwrap();
+    add(&mut reader, "c", "h3", "cherry", [1.0, 0.2, 0.0]);
     assert_eq!(nearest(&reader), ["a", "b", "c"]);
     let status = &reader.stats(&Filters::default()).unwrap().replicas;
     assert!(!status[0].serving, "{status:?}");
@@ -116,7 +89,7 @@ fn reads_go_to_the_replica_and_a_store_reads_its_own_writes() {
     assert_eq!(nearest(&reader), ["a", "b", "c"]);
     // A store whose own address is the standby reads from it (and would refuse to write).
     replica.wait_for_replay(&postgres.url).unwrap();
-    let on_standby = open(&PostgresOptions::new(&replica.url("shiori")));
+    let on_standby = open_store(&PostgresOptions::new(&replica.url("shiori")));
     assert_eq!(nearest(&on_standby), ["a", "b", "c"]);
 }
 
@@ -124,17 +97,11 @@ fn reads_go_to_the_replica_and_a_store_reads_its_own_writes() {
 fn a_replica_past_the_lag_bound_is_skipped() {
     let (_primary, replica, mut postgres) = primary_and_replica();
     postgres.max_replica_lag = Duration::from_millis(200);
-    let mut writer = open(&PostgresOptions::new(&postgres.url));
-    let reader = open(&postgres);
+    let mut writer = open_store(&PostgresOptions::new(&postgres.url));
+    let reader = open_store(&postgres);
     wait_until_serving(&reader);
     run_on_replica(&replica, "SELECT pg_wal_replay_pause()");
-    writer
-        .apply(vec![upsert(
-            "a.txt",
-            "h1",
-            &[("a", "apple", [1.0, 0.0, 0.0])],
-        )])
-        .unwrap();
+    add(&mut writer, "a", "h1", "apple", [1.0, 0.0, 0.0]);
     // The replica receives the write but does not replay it; its lag grows past the bound.
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
@@ -156,16 +123,10 @@ fn a_replica_past_the_lag_bound_is_skipped() {
 #[test]
 fn a_replica_stopped_mid_run_loses_no_search() {
     let (_primary, replica, postgres) = primary_and_replica();
-    let mut writer = open(&PostgresOptions::new(&postgres.url));
-    writer
-        .apply(vec![upsert(
-            "a.txt",
-            "h1",
-            &[("a", "apple", [1.0, 0.0, 0.0])],
-        )])
-        .unwrap();
+    let mut writer = open_store(&PostgresOptions::new(&postgres.url));
+    add(&mut writer, "a", "h1", "apple", [1.0, 0.0, 0.0]);
     replica.wait_for_replay(&postgres.url).unwrap();
-    let reader = open(&postgres);
+    let reader = open_store(&postgres);
     wait_until_serving(&reader);
     std::thread::scope(|scope| {
         let searches = scope.spawn(|| {
@@ -201,7 +162,7 @@ fn a_database_that_went_away_is_unavailable_in_bounded_time() {
     let mut postgres = PostgresOptions::new(&url);
     postgres.connect_timeout = Duration::from_secs(1);
     migrate(&postgres).unwrap();
-    let store = open(&postgres);
+    let store = open_store(&postgres);
     server.stop().unwrap();
     let started = Instant::now();
     let error = store
@@ -234,14 +195,8 @@ fn tls_checks_the_servers_certificate_against_the_configured_authority() {
 
     let verified = tls("localhost", SslMode::VerifyFull, Some(front.ca_file()));
     migrate(&verified).unwrap();
-    let mut store = open(&verified);
-    store
-        .apply(vec![upsert(
-            "a.txt",
-            "h1",
-            &[("a", "apple", [1.0, 0.0, 0.0])],
-        )])
-        .unwrap();
+    let mut store = open_store(&verified);
+    add(&mut store, "a", "h1", "apple", [1.0, 0.0, 0.0]);
     assert_eq!(nearest(&store), ["a"]);
     // The certificate names 127.0.0.1 too; `require` encrypts without checking.
     migrate(&tls(

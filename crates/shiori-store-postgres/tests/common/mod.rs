@@ -3,10 +3,11 @@
 // Each test file uses only some of these.
 #![allow(dead_code)]
 
+use shiori_analysis::JapaneseTokenization;
 use shiori_core::{Chunk, Document};
 use shiori_store::{DocumentStore, FileChange, FileRecord, StoreOptions};
 use shiori_store_postgres::test_server::TestServer;
-use shiori_store_postgres::PostgresStore;
+use shiori_store_postgres::{PostgresOptions, PostgresStore};
 use std::collections::BTreeMap;
 
 pub fn options(embedder: &str) -> StoreOptions {
@@ -74,4 +75,22 @@ pub fn doc_ids(store: &PostgresStore, hits: &[(u64, f32)]) -> Vec<String> {
         .into_iter()
         .map(|(_, chunk)| chunk.doc_id)
         .collect()
+}
+
+/// A store in the migrated database `postgres` names, for the embedder `test-embedder`.
+pub fn open_store(postgres: &PostgresOptions) -> PostgresStore {
+    PostgresStore::open(
+        postgres,
+        options("test-embedder"),
+        JapaneseTokenization::Bigram,
+    )
+    .unwrap()
+}
+
+/// Stores the one-chunk file `ID.txt` holding `text`.
+pub fn add(store: &mut PostgresStore, id: &str, hash: &str, text: &str, vector: [f32; 3]) {
+    let path = format!("{id}.txt");
+    store
+        .apply(vec![upsert(&path, hash, &[(id, text, vector)])])
+        .unwrap();
 }
