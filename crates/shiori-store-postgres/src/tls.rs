@@ -60,24 +60,25 @@ impl TlsOptions {
                 what: "protocol versions".to_string(),
                 source: Box::new(source),
             })?;
-        let verifier: Arc<dyn ServerCertVerifier> = match (self.mode, &self.root_cert) {
-            (SslMode::Disable | SslMode::Prefer, _) | (SslMode::Require, None) => {
-                Arc::new(EncryptOnly(Arc::clone(&provider)))
-            }
+        let chain = match (self.mode, &self.root_cert) {
+            (SslMode::Disable | SslMode::Prefer, _) | (SslMode::Require, None) => None,
             (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
                 return Err(PostgresError::TlsNeedsRootCert(self.mode))
             }
-            (mode, Some(path)) => {
-                let chain =
-                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots(path)?), provider)
-                        .build()
-                        .map_err(|source| tls_file_error(path, source))?;
-                match mode {
-                    SslMode::VerifyFull => chain,
-                    _ => Arc::new(AnyName(chain)),
-                }
-            }
+            (_, Some(path)) => Some(
+                WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(roots(path)?),
+                    Arc::clone(&provider),
+                )
+                .build()
+                .map_err(|source| tls_file_error(path, source))?,
+            ),
         };
+        let verifier = Arc::new(Verifier {
+            chain,
+            check_name: self.mode == SslMode::VerifyFull,
+            provider,
+        });
         let config = builder
             .dangerous()
             .with_custom_certificate_verifier(verifier)
@@ -116,11 +117,17 @@ fn roots(path: &Path) -> Result<RootCertStore, PostgresError> {
     Ok(roots)
 }
 
-/// `verify-ca`: the chain is checked, the name is not (libpq's meaning).
+/// How a server's certificate is checked: not at all without a root certificate (`prefer`,
+/// and `require` as libpq means it: it stops eavesdroppers, not a server in the middle), its
+/// chain up to the root certificate, and with `verify-full` its name too.
 #[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
+struct Verifier {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    check_name: bool,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -129,24 +136,27 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
 
+    /// The handshake's signatures are always checked: whoever answers holds the key of the
+    /// certificate it showed.
     fn verify_tls12_signature(
         &self,
         message: &[u8],
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -155,60 +165,13 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `require` without a root certificate: encrypted, the certificate unchecked (libpq's
-/// meaning; it guards against eavesdropping, not against a server in the middle).
-#[derive(Debug)]
-struct EncryptOnly(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for EncryptOnly {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
