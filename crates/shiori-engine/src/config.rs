@@ -344,7 +344,8 @@ pub struct StoreConfig {
     pub connect_timeout_ms: u64,
     /// Longest a read statement may run.
     pub statement_timeout_ms: u64,
-    /// libpq's `sslmode`: "disable", "require", "verify-ca" or "verify-full".
+    /// libpq's `sslmode`: "disable", "prefer" (the default), "require", "verify-ca" or
+    /// "verify-full".
     pub sslmode: SslMode,
     /// PEM file of the certificate authority the server's certificate must lead to.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -126,6 +126,12 @@ fn two_servers_on_one_database_with_a_replica_answer_as_one_service() {
     let (admin_a, admin_b) = (api(&a_addr, "admin-secret"), api(&b_addr, "admin-secret"));
     let sales_b = api(&b_addr, "sales-secret");
     wait_until_replica_serves(&admin_a);
+    let (status, stats) = sales_b.get("/api/stats");
+    assert_eq!(status, 200, "{stats}");
+    assert!(
+        stats.get("replicas").is_none(),
+        "addresses for admins only: {stats}"
+    );
 
     let first = |answer: &Value| answer["sources"][0]["doc_id"].clone();
     let on_a = admin_a.query(json!({"question": QUESTION}));
