@@ -54,11 +54,11 @@ struct StatsDelta {
 }
 
 impl StatsDelta {
-    fn count_term(&mut self, field: i16, term: &str, groups: &str, sign: i64) {
+    fn count_term(&mut self, field: i16, term: &str, groups: &str, chunks: i64) {
         *self
             .df
             .entry((field, term.to_string(), groups.to_string()))
-            .or_default() += sign;
+            .or_default() += chunks;
     }
 
     /// Writes the changes, in the transaction that made them.
@@ -297,20 +297,23 @@ fn delete_file(
         &[&path],
     )?;
     let keys: Vec<i64> = removed.iter().map(|row| row.get(0)).collect();
-    let mut groups: HashMap<i64, String> = HashMap::new();
+    let groups: Vec<String> = removed.iter().map(|row| row.get(2)).collect();
     for row in &removed {
         stats.add(fields, &row.get::<_, Vec<i32>>(1), -1);
-        groups.insert(row.get(0), row.get(2));
     }
     if !keys.is_empty() {
-        let terms = transaction.query(
-            "DELETE FROM chunk_terms WHERE key = ANY($1) RETURNING field, term, key",
-            &[&keys],
+        // Counted in the database: a large file's term rows never travel.
+        let counts = transaction.query(
+            "WITH gone AS (
+                 DELETE FROM chunk_terms WHERE key = ANY($1) RETURNING field, term, key
+             )
+             SELECT g.field, g.term, c.groups, COUNT(*)
+             FROM gone g JOIN unnest($1::BIGINT[], $2::TEXT[]) AS c(key, groups) ON c.key = g.key
+             GROUP BY 1, 2, 3",
+            &[&keys, &groups],
         )?;
-        for row in &terms {
-            let key: i64 = row.get(2);
-            let chunk_groups = groups.get(&key).map_or("", String::as_str);
-            stats.count_term(row.get(0), row.get(1), chunk_groups, -1);
+        for row in &counts {
+            stats.count_term(row.get(0), row.get(1), row.get(2), -row.get::<_, i64>(3));
         }
     }
     transaction.execute("DELETE FROM files WHERE path = $1", &[&path])?;

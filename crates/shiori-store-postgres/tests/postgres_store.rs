@@ -380,7 +380,8 @@ fn hidden_chunks_do_not_move_a_readers_bm25_scores() {
 
 /// MaxScore skips the postings of light terms only where they cannot change the top 10: the
 /// search returns what scoring every chunk would, for common and rare words, with a filter,
-/// and for a reader who may not read one chunk in three, through deletions.
+/// and for a reader who may not read one chunk in three, through a deletion and a
+/// replacement; the document frequencies it weighs with stay those of the postings.
 #[test]
 fn keyword_search_returns_the_exact_top_k() {
     let server = started();
@@ -415,6 +416,13 @@ fn keyword_search_returns_the_exact_top_k() {
             path: "f1.txt".into(),
         }])
         .unwrap();
+    add(
+        &mut store,
+        "f3-0",
+        "replaced",
+        "w0 w1 w7 w42",
+        [1.0, 0.0, 0.0],
+    );
     let everything = store.keys_matching(&Filters::default()).unwrap();
     let reader = Filters {
         access: Access::Groups(["sales".to_string()].into()),
@@ -448,6 +456,20 @@ fn keyword_search_returns_the_exact_top_k() {
             }
         }
     }
+    let mut client = postgres::Client::connect(&server.url("maxscore"), postgres::NoTls).unwrap();
+    let wrong: i64 = client
+        .query_one(
+            "SELECT COUNT(*) FROM term_df a FULL JOIN (
+                 SELECT t.field, t.term, COALESCE(c.metadata->>'groups', '') AS groups,
+                        COUNT(*) AS df
+                 FROM chunk_terms t JOIN chunks c ON c.key = t.key GROUP BY 1, 2, 3
+             ) b USING (field, term, groups)
+             WHERE a.df IS DISTINCT FROM b.df",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(wrong, 0, "term_df is the postings' count");
 }
 
 /// A load into an empty store builds the HNSW index once, when it commits; one that never
