@@ -91,52 +91,43 @@ fn weights(
     let words: Vec<String> = terms.iter().map(|t| t.1.clone()).collect();
     let mut params: Vec<Param> = vec![Box::new(fields), Box::new(words)];
     let restriction = reader.map_or_else(String::new, |r| r.df_condition(&mut params));
+    // With the field's chunk count and total length, for a reader of everything.
     let sql = format!(
-        "SELECT q.field, q.term, COALESCE(SUM(d.df), 0)::BIGINT
+        "SELECT q.field, q.term, COALESCE(SUM(d.df), 0)::BIGINT,
+                COALESCE(MAX(s.chunks), 0)::BIGINT, COALESCE(MAX(s.total_length), 0)::BIGINT
          FROM unnest($1::SMALLINT[], $2::TEXT[]) AS q(field, term)
+         LEFT JOIN keyword_stats s ON s.field = q.field
          LEFT JOIN term_df d ON d.field = q.field AND d.term = q.term {restriction}
          GROUP BY q.field, q.term"
     );
-    let df: HashMap<(i16, String), i64> = client
+    let found: HashMap<(i16, String), [i64; 3]> = client
         .query(&sql, &filters::refs(&params))?
         .iter()
-        .map(|row| ((row.get(0), row.get(1)), row.get(2)))
+        .map(|row| {
+            (
+                (row.get(0), row.get(1)),
+                [row.get(2), row.get(3), row.get(4)],
+            )
+        })
         .collect();
-    let (chunks, total_length) = match reader {
-        Some(reader) => ([reader.chunks; FIELDS], reader.total_length),
-        None => store_statistics(client)?,
-    };
     Ok(terms
         .iter()
         .filter_map(|(field, term, boost)| {
-            let count = *df.get(&(*field, term.clone()))?;
-            let (df, slot) = (count as f64, *field as usize);
-            let n = chunks[slot] as f64;
+            let [count, store_chunks, store_length] = *found.get(&(*field, term.clone()))?;
+            let (chunks, total_length) = match reader {
+                Some(reader) => (reader.chunks, reader.total_length[*field as usize]),
+                None => (store_chunks, store_length),
+            };
+            let (df, n) = (count as f64, chunks as f64);
             (count > 0).then(|| Weighted {
                 field: *field,
                 term: term.clone(),
                 weight: f64::from(*boost) * (K1 + 1.0) * (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
-                average_length: total_length[slot] as f64 / n.max(1.0),
+                average_length: total_length as f64 / n.max(1.0),
                 df: count,
             })
         })
         .collect())
-}
-
-/// Per field: how many chunks have it, and their total length.
-fn store_statistics(
-    client: &mut impl GenericClient,
-) -> Result<([i64; FIELDS], [i64; FIELDS]), PostgresError> {
-    let mut chunks = [0; FIELDS];
-    let mut total_length = [0; FIELDS];
-    for row in client.query("SELECT field, chunks, total_length FROM keyword_stats", &[])? {
-        let slot = row.get::<_, i16>(0) as usize;
-        if slot < FIELDS {
-            chunks[slot] = row.get(1);
-            total_length[slot] = row.get(2);
-        }
-    }
-    Ok((chunks, total_length))
 }
 
 /// The `k` best chunks for the query's `terms` among those `filters` accept, scored with

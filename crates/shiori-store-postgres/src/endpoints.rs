@@ -49,6 +49,13 @@ enum State {
     Skipped(String),
 }
 
+impl State {
+    /// Whether a replica in this state may serve a store that must see `must_see`.
+    fn serves(&self, must_see: u64) -> bool {
+        matches!(self, State::Up { replayed, .. } if *replayed >= must_see)
+    }
+}
+
 impl Endpoints {
     /// Pools for the primary and every replica, and the thread that checks the replicas;
     /// fails, with the reason, when the primary cannot be reached.
@@ -139,8 +146,9 @@ impl Endpoints {
             .replicas
             .iter()
             .map(|replica| {
-                let serving = replica.usable(must_see);
-                let (lag_ms, reason) = match replica.health() {
+                let health = replica.health();
+                let serving = health.as_ref().is_some_and(|state| state.serves(must_see));
+                let (lag_ms, reason) = match health {
                     Some(State::Up { lag_ms, .. }) if serving => (Some(lag_ms), None),
                     Some(State::Up { lag_ms, .. }) => (
                         Some(lag_ms),
@@ -178,7 +186,7 @@ impl Replica {
 
     /// Whether reads may go here: reachable, within the lag bound, and past `must_see`.
     fn usable(&self, must_see: u64) -> bool {
-        matches!(self.health(), Some(State::Up { replayed, .. }) if replayed >= must_see)
+        self.health().is_some_and(|state| state.serves(must_see))
     }
 
     fn check(&self, options: &PostgresOptions) {

@@ -385,15 +385,17 @@ impl DocumentStore for PostgresStore {
     /// build, which measured far faster than inserting every vector into the graph; a load
     /// that never commits leaves it to the next `open`.
     fn lock_for_writing(&mut self) -> Result<(), StoreError> {
-        self.bulk_load = self.write(|client| {
-            let mut transaction = write::locked(client)?;
-            let empty = read::count(&mut transaction, "chunks")? == 0;
-            if empty {
-                schema::drop_vector_indexes(&mut transaction)?;
-            }
-            transaction.commit()?;
-            Ok(empty)
-        })?;
+        let mut client = self.endpoints.primary()?;
+        if !read::is_empty(&mut *client)? {
+            return Ok(());
+        }
+        // Checked again under the lock: another writer may have filled it meanwhile.
+        let mut transaction = write::locked(&mut client)?;
+        self.bulk_load = read::is_empty(&mut transaction)?;
+        if self.bulk_load {
+            schema::drop_vector_indexes(&mut transaction)?;
+        }
+        transaction.commit().map_err(PostgresError::from)?;
         Ok(())
     }
 

@@ -13,6 +13,13 @@ pub(crate) fn count(client: &mut impl GenericClient, table: &str) -> Result<u64,
     Ok(client.query_one(&sql, &[])?.get::<_, i64>(0) as u64)
 }
 
+/// Whether the store holds no chunk (without counting them).
+pub(crate) fn is_empty(client: &mut impl GenericClient) -> Result<bool, PostgresError> {
+    Ok(client
+        .query_one("SELECT NOT EXISTS (SELECT 1 FROM chunks)", &[])?
+        .get(0))
+}
+
 /// How many files, documents and chunks have a chunk that `filters` accepts.
 pub(crate) fn counts_matching(
     client: &mut impl GenericClient,

@@ -87,13 +87,17 @@ impl StatsDelta {
                  ON CONFLICT (field, term, groups) DO UPDATE SET df = term_df.df + EXCLUDED.df",
                 &[&fields, &terms, &groups, &counts],
             )?;
-            transaction.execute(
-                "DELETE FROM term_df d
-                 USING unnest($1::SMALLINT[], $2::TEXT[], $3::TEXT[]) AS u(field, term, groups)
-                 WHERE d.field = u.field AND d.term = u.term AND d.groups = u.groups
-                   AND d.df <= 0",
-                &[&fields, &terms, &groups],
-            )?;
+            // Only a count that went down can have reached zero.
+            if counts.iter().any(|n| *n < 0) {
+                transaction.execute(
+                    "DELETE FROM term_df d
+                     USING unnest($1::SMALLINT[], $2::TEXT[], $3::TEXT[], $4::BIGINT[])
+                           AS u(field, term, groups, n)
+                     WHERE u.n < 0 AND d.field = u.field AND d.term = u.term
+                       AND d.groups = u.groups AND d.df <= 0",
+                    &[&fields, &terms, &groups, &counts],
+                )?;
+            }
         }
         Ok(())
     }

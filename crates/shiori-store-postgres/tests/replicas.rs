@@ -49,6 +49,18 @@ fn nearest(store: &PostgresStore) -> Vec<String> {
     ids
 }
 
+/// Whether the store's replica is skipped, for a reason naming `why` (not serving, whatever
+/// the reason, is asserted).
+fn skipped_because(store: &PostgresStore, why: &str) -> bool {
+    let status = store.stats(&Filters::default()).unwrap().replicas;
+    let reason = status[0].reason.as_deref().unwrap_or_default();
+    if !reason.contains(why) {
+        return false;
+    }
+    assert!(!status[0].serving, "{status:?}");
+    true
+}
+
 fn run_on_replica(replica: &TestServer, sql: &str) {
     let mut client = postgres::Client::connect(&replica.url("shiori"), postgres::NoTls).unwrap();
     client.batch_execute(sql).unwrap();
@@ -74,15 +86,7 @@ fn reads_go_to_the_replica_and_a_store_reads_its_own_writes() {
     // replayed it.
     add(&mut reader, "c", "h3", "cherry", [1.0, 0.2, 0.0]);
     assert_eq!(nearest(&reader), ["a", "b", "c"]);
-    let status = &reader.stats(&Filters::default()).unwrap().replicas;
-    assert!(!status[0].serving, "{status:?}");
-    assert!(
-        status[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("last write")),
-        "{status:?}"
-    );
+    assert!(skipped_because(&reader, "last write"));
 
     run_on_replica(&replica, "SELECT pg_wal_replay_resume()");
     wait_until_serving(&reader);
@@ -104,17 +108,8 @@ fn a_replica_past_the_lag_bound_is_skipped() {
     add(&mut writer, "a", "h1", "apple", [1.0, 0.0, 0.0]);
     // The replica receives the write but does not replay it; its lag grows past the bound.
     let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let status = reader.stats(&Filters::default()).unwrap().replicas;
-        if status[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("lagging"))
-        {
-            assert!(!status[0].serving, "{status:?}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "never skipped: {status:?}");
+    while !skipped_because(&reader, "lagging") {
+        assert!(Instant::now() < deadline, "never skipped for its lag");
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(nearest(&reader), ["a"], "read from the primary instead");
@@ -144,15 +139,7 @@ fn a_replica_stopped_mid_run_loses_no_search() {
             assert_eq!(outcome.unwrap(), (1, 1));
         }
     });
-    let status = &reader.stats(&Filters::default()).unwrap().replicas;
-    assert!(!status[0].serving, "{status:?}");
-    assert!(
-        status[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("unreachable")),
-        "{status:?}"
-    );
+    assert!(skipped_because(&reader, "unreachable"));
 }
 
 #[test]
