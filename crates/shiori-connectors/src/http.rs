@@ -1,0 +1,110 @@
+//! The HTTP the WebDAV and Drive connectors share: one client with bounded waits, requests
+//! retried with backoff on 429 and 5xx (honouring `Retry-After`), bodies copied to a file with
+//! a size limit.
+
+use crate::ConnectorError;
+use reqwest::blocking::{Client, RequestBuilder, Response};
+use shiori_llm::{parse_retry_after, RetryPolicy};
+use std::io::{Read, Write};
+use std::time::{Duration, SystemTime};
+
+/// How long connecting, and then getting the response and each read of its body, may take (the
+/// blocking client applies its timeout to each read, not to the whole body).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Characters of an error body kept in the message.
+const DETAIL_CHARS: usize = 200;
+
+pub(crate) fn client(what: &str) -> Result<Client, ConnectorError> {
+    Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(READ_TIMEOUT)
+        .build()
+        .map_err(|error| ConnectorError::transport(what, false, error))
+}
+
+/// Sends the request `build` makes (again on each retry) until a success status comes back.
+pub(crate) fn send(
+    what: &str,
+    build: impl Fn() -> RequestBuilder,
+) -> Result<Response, ConnectorError> {
+    RetryPolicy::default().run(|| {
+        let response = build().send().map_err(|error| {
+            let transient = error.is_connect() || error.is_timeout() || error.is_request();
+            ConnectorError::transport(what, transient, error)
+        })?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        Err(status_error(what, response))
+    })
+}
+
+fn status_error(what: &str, response: Response) -> ConnectorError {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| parse_retry_after(value, SystemTime::now()));
+    let body = response.text().unwrap_or_default();
+    let detail: String = body.trim().chars().take(DETAIL_CHARS).collect();
+    ConnectorError::Status {
+        what: what.to_string(),
+        status,
+        retry_after,
+        detail: if detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {detail}")
+        },
+    }
+}
+
+/// Copies a response body to `into`, failing once more than `limit` bytes come (or the
+/// `Content-Length` says they will) without reading the rest.
+pub(crate) fn copy_limited(
+    what: &str,
+    mut response: Response,
+    into: &mut dyn Write,
+    limit: u64,
+) -> Result<u64, ConnectorError> {
+    if let Some(length) = response.content_length().filter(|&length| length > limit) {
+        return Err(ConnectorError::too_large(what, limit, Some(length)));
+    }
+    copy_stream(what, &mut response, into, limit)
+}
+
+/// Copies at most `limit` bytes of `from` to `into`; more is [`ConnectorError::TooLarge`].
+pub(crate) fn copy_stream(
+    what: &str,
+    from: &mut dyn Read,
+    into: &mut dyn Write,
+    limit: u64,
+) -> Result<u64, ConnectorError> {
+    let mut bounded = from.take(limit.saturating_add(1));
+    let copied = std::io::copy(&mut bounded, into).map_err(|error| {
+        let transient = error.kind() != std::io::ErrorKind::StorageFull;
+        ConnectorError::transport(what, transient, error)
+    })?;
+    if copied > limit {
+        return Err(ConnectorError::too_large(what, limit, None));
+    }
+    Ok(copied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_past_the_limit_fails_without_reading_it_all() {
+        let mut big = std::io::repeat(7).take(10_000_000);
+        let mut out = Vec::new();
+        let error = copy_stream("big.bin", &mut big, &mut out, 1000).unwrap_err();
+        assert!(matches!(error, ConnectorError::TooLarge { .. }), "{error}");
+        assert!(out.len() <= 1001);
+        let mut small = std::io::repeat(7).take(1000);
+        assert_eq!(copy_stream("x", &mut small, &mut Vec::new(), 1000).unwrap(), 1000);
+    }
+}
