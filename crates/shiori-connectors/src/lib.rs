@@ -19,7 +19,7 @@ mod source_url;
 mod webdav;
 
 pub use error::ConnectorError;
-pub use mirror::{mirror_folder, sync, ObjectFailure, SyncLimits, SyncReport};
+pub use mirror::{mirror_files, mirror_folder, sync, ObjectFailure, RecordReaders, SyncLimits, SyncReport};
 pub use settings::{ConnectorSettings, DriveSettings, WebDavSettings};
 pub use source_url::SourceUrl;
 
