@@ -117,7 +117,10 @@ impl Connector for S3Connector {
     ) -> Result<u64, ConnectorError> {
         let what = self.shown(&object.id);
         self.runtime.block_on(async {
-            let location = StorePath::from(object.id.as_str());
+            // The id is a listed location, already in `object_store`'s form: `from` would
+            // percent-encode it again.
+            let location = StorePath::parse(&object.id)
+                .map_err(|error| ConnectorError::protocol(&what, error.to_string()))?;
             let result = self
                 .store
                 .get(&location)
