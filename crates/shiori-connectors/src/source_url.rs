@@ -35,6 +35,23 @@ impl SourceUrl {
         format!("{}-{}", self.kind(), &hash[..16])
     }
 
+    /// What a mirrored object's path is shown after (always ending in `/`): the URL as
+    /// configured, a Git branch written `@BRANCH` since `#` separates a chunk from its source.
+    pub fn shown_prefix(&self) -> String {
+        let shown = match self {
+            SourceUrl::Git {
+                remote,
+                branch: Some(branch),
+            } => format!("git+{remote}@{branch}"),
+            other => other.to_string(),
+        };
+        if shown.ends_with('/') {
+            shown
+        } else {
+            format!("{shown}/")
+        }
+    }
+
     /// `s3`, `webdav`, `git` or `gdrive`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -157,6 +174,10 @@ mod tests {
             assert_eq!(url.to_string(), text);
             assert!(SourceUrl::is_remote(text));
         }
+        let git: SourceUrl = "git+https://example.com/org/repo.git#main".parse().unwrap();
+        assert_eq!(git.shown_prefix(), "git+https://example.com/org/repo.git@main/");
+        let drive: SourceUrl = "gdrive://1AbC".parse().unwrap();
+        assert_eq!(drive.shown_prefix(), "gdrive://1AbC/");
         let folder: SourceUrl = "webdav+http://127.0.0.1:8080/Docs".parse().unwrap();
         assert_eq!(folder.to_string(), "webdav+http://127.0.0.1:8080/Docs/");
     }

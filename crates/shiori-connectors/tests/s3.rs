@@ -3,79 +3,27 @@
 
 mod common;
 
-use common::{free_port, limits, mirrored, no_readers, python, Server};
+use common::{limits, mirrored, no_readers, Moto};
 use shiori_connectors::{connect, sync, ConnectorSettings, SourceUrl};
-use std::process::Command;
-use std::sync::OnceLock;
 
-const INSTALL: &str = "install it with `pip install 'moto[server]'` (scripts/test-deps.sh does)";
-
-/// One moto server for every test here: the connector reads its endpoint and keys from the
-/// process environment, which is set once, before any test reads it.
-fn moto() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        let port = free_port();
-        let log = std::env::temp_dir().join(format!("shiori-moto-{port}.log"));
-        let mut command = Command::new(python());
-        command.args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()]);
-        let server = Server::start(command, port, log, INSTALL);
-        std::env::set_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"));
-        std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-        std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-        std::env::set_var("AWS_REGION", "us-east-1");
-        server
-    })
-}
-
-/// Runs boto3 against the server: `script` sees `s3` (a client) and `sys.argv[1:]`.
-fn boto(script: &str, args: &[&str]) {
-    let server = moto();
-    let program = format!(
-        "import boto3, sys\ns3 = boto3.client('s3', endpoint_url='http://127.0.0.1:{}', \
-         aws_access_key_id='testing', aws_secret_access_key='testing', region_name='us-east-1')\n{script}",
-        server.port
-    );
-    let output = Command::new(python())
-        .arg("-c")
-        .arg(program)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "boto3: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+fn moto() -> &'static Moto {
+    Moto::shared()
 }
 
 fn put(bucket: &str, key: &str, body: &str) {
-    boto(
-        "s3.put_object(Bucket=sys.argv[1], Key=sys.argv[2], Body=sys.argv[3].encode())",
-        &[bucket, key, body],
-    );
+    moto().put(bucket, key, body);
 }
 
 fn delete(bucket: &str, key: &str) {
-    boto(
-        "s3.delete_object(Bucket=sys.argv[1], Key=sys.argv[2])",
-        &[bucket, key],
-    );
+    moto().delete(bucket, key);
 }
 
 fn bucket(name: &str) {
-    boto("s3.create_bucket(Bucket=sys.argv[1])", &[name]);
+    moto().bucket(name);
 }
 
-/// GETs of objects in `bucket` the server has logged (listings are GETs of the bucket itself,
-/// with a query).
 fn object_gets(bucket: &str) -> usize {
-    let prefix = format!("\"GET /{bucket}/");
-    moto()
-        .log()
-        .lines()
-        .filter(|line| line.contains(&prefix) && !line.contains(&format!("/{bucket}/?")))
-        .count()
+    moto().object_gets(bucket)
 }
 
 #[test]

@@ -3,6 +3,7 @@ use crate::error::ConfigProblem;
 use crate::query::check_retrieval;
 use crate::EngineError;
 use serde::{Deserialize, Serialize};
+use shiori_connectors::{mirror_files, mirror_folder, ConnectorSettings, SourceUrl};
 use shiori_core::{check_group_name, ChunkerConfig, RetrievalConfig, GROUPS_KEY};
 use shiori_models::Precision;
 use shiori_rag::PipelineKind;
@@ -87,8 +88,9 @@ impl Default for IngestConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProjectConfig {
-    /// Folders and files; relative paths are resolved like `[ingest] sources`.
-    pub paths: Vec<PathBuf>,
+    /// Folders and files (relative paths are resolved like `[ingest] sources`), and remote
+    /// sources given by URL (docs/connectors.md).
+    pub paths: Vec<ProjectPath>,
     /// Globs a file must match; `[ingest] include` applies when empty.
     pub include: Vec<String>,
     /// Globs that skip files, on top of `[ingest] exclude`.
@@ -104,6 +106,36 @@ pub struct ProjectConfig {
     /// record naming its own `groups` keeps them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
+}
+
+/// One of a project's `paths`: a local folder or file, or a remote source kept in a mirror in
+/// the data directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum ProjectPath {
+    Local(PathBuf),
+    Remote(SourceUrl),
+}
+
+impl TryFrom<String> for ProjectPath {
+    type Error = shiori_connectors::ConnectorError;
+
+    fn try_from(text: String) -> Result<ProjectPath, Self::Error> {
+        if SourceUrl::is_remote(&text) {
+            text.parse().map(ProjectPath::Remote)
+        } else {
+            Ok(ProjectPath::Local(PathBuf::from(text)))
+        }
+    }
+}
+
+impl From<ProjectPath> for String {
+    fn from(path: ProjectPath) -> String {
+        match path {
+            ProjectPath::Local(path) => path.display().to_string(),
+            ProjectPath::Remote(url) => url.to_string(),
+        }
+    }
 }
 
 /// The `[eval]` table: the QA set `shiori serve`'s `/api/eval` runs.
@@ -439,6 +471,8 @@ pub struct Config {
     pub pipeline: PipelineConfig,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web_search: Option<WebSearchConfig>,
+    /// How remote project sources are reached (credentials by name only) and polled.
+    pub connectors: ConnectorSettings,
 }
 
 impl Config {
@@ -467,6 +501,7 @@ impl Config {
                 })?;
                 config
                     .check_projects()
+                    .and_then(|()| config.check_connectors())
                     .and_then(|()| config.auth.check())
                     .and_then(|()| config.store.check())
                     .map_err(|problem| EngineError::Config {
@@ -533,12 +568,37 @@ impl Config {
     }
 
     /// A project's paths, resolved like the sources.
+    /// The folders and files a project's indexing walks: its local paths, resolved, and the
+    /// mirror folder of each remote source.
     pub fn project_paths(&self, data_dir: &Path, project: &ProjectConfig) -> Vec<PathBuf> {
         project
             .paths
             .iter()
-            .map(|path| resolve(data_dir, path))
+            .map(|path| match path {
+                ProjectPath::Local(path) => resolve(data_dir, path),
+                ProjectPath::Remote(url) => mirror_files(&mirror_folder(data_dir, url)),
+            })
             .collect()
+    }
+
+    /// A project's remote sources.
+    pub fn project_remotes(project: &ProjectConfig) -> impl Iterator<Item = &SourceUrl> {
+        project.paths.iter().filter_map(|path| match path {
+            ProjectPath::Remote(url) => Some(url),
+            ProjectPath::Local(_) => None,
+        })
+    }
+
+    /// Every remote source of every project, with the mirror folder its files are in.
+    pub fn remote_mirrors(&self, data_dir: &Path) -> Vec<(SourceUrl, PathBuf)> {
+        let mut mirrors: Vec<(SourceUrl, PathBuf)> = self
+            .projects
+            .values()
+            .flat_map(Config::project_remotes)
+            .map(|url| (url.clone(), mirror_files(&mirror_folder(data_dir, url))))
+            .collect();
+        mirrors.dedup();
+        mirrors
     }
 
     /// The projects a two-stage search of `name` looks at second: its `related` list, or every
@@ -556,6 +616,25 @@ impl Config {
         })
     }
 
+    /// Remote sources need at least one download at a time and a poll interval, and Drive
+    /// readers map to valid group names.
+    fn check_connectors(&self) -> Result<(), ConfigProblem> {
+        let connectors = &self.connectors;
+        if connectors.downloads == 0 || connectors.poll_seconds == 0 {
+            return Err(ConfigProblem(
+                "[connectors] downloads and poll_seconds must be at least 1".to_string(),
+            ));
+        }
+        for (principal, groups) in &connectors.gdrive.readers {
+            for group in groups {
+                check_group_name(group).map_err(|message| {
+                    ConfigProblem(format!("[connectors.gdrive.readers] {principal:?}: {message}"))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Project names are metadata values and related lists must name configured projects.
     fn check_projects(&self) -> Result<(), ConfigProblem> {
         for (name, project) in &self.projects {
@@ -565,6 +644,7 @@ impl Config {
             if project.paths.is_empty() {
                 return Err(ConfigProblem(format!("[projects.{name}] has no `paths`")));
             }
+
             if project.metadata.contains_key(GROUPS_KEY) {
                 return Err(ConfigProblem(format!(
                     "[projects.{name}] metadata may not set `groups`: use the project's `groups`"

@@ -120,6 +120,12 @@ impl Engine {
             shown_paths: ShownPaths::new(
                 &config.source_root(data_dir),
                 config.configured_folders(data_dir),
+            )
+            .with_remotes(
+                config
+                    .remote_mirrors(data_dir)
+                    .into_iter()
+                    .map(|(url, folder)| (folder, url.shown_prefix())),
             ),
             config,
             data_dir: data_dir.to_path_buf(),

@@ -1,3 +1,4 @@
+use crate::remote::SourceSync;
 use crate::groups::{narrow_groups, sidecar_groups, stamped_hash};
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
@@ -143,6 +144,9 @@ pub struct IndexReport {
     pub elapsed_ms: f64,
     /// Where the time went.
     pub stages: IndexStages,
+    /// What each remote source's sync did before its files were indexed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceSync>,
 }
 
 /// Milliseconds spent in each stage of an indexing run. Reading and chunking run on all
@@ -195,6 +199,7 @@ impl IndexReport {
         self.warnings.extend(other.warnings);
         self.elapsed_ms += other.elapsed_ms;
         self.stages.absorb(other.stages);
+        self.sources.extend(other.sources);
     }
 
     /// Counts a store write: chunks in and out, duplicate documents as failures, its time.

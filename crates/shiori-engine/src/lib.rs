@@ -13,6 +13,7 @@ mod generation;
 mod groups;
 mod indexer;
 mod query;
+mod remote;
 mod shown_paths;
 mod sources;
 mod store;
@@ -36,6 +37,7 @@ pub use generation::{
 };
 pub use groups::{groups_file, write_groups_file};
 pub use indexer::{IndexFailure, IndexReport, IndexStages, Progress};
+pub use remote::SourceSync;
 pub use query::{Question, RetrievalOverrides, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
 pub use shown_paths::ShownPaths;

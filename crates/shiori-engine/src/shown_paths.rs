@@ -2,7 +2,8 @@
 //! A path under the source root (`[ingest] source_root`, or the folder holding the data
 //! directory) is shown relative to it; one under a configured folder outside the root (a source,
 //! a project path, the evaluation set) is shown from that folder's name; any other keeps only its
-//! last two components. The store keeps absolute, canonical paths; only what leaves the engine is
+//! last two components. A file mirrored from a remote source is shown as the source's URL and its
+//! path there. The store keeps absolute, canonical paths; only what leaves the engine is
 //! rewritten, and filters written with shown paths are turned back into stored ones.
 
 use crate::indexer::IndexReport;
@@ -19,6 +20,8 @@ pub struct ShownPaths {
     root: PathBuf,
     /// Configured folders outside the root, longest first so the closest one names a path.
     outside: Vec<PathBuf>,
+    /// Each remote source's mirror folder and the URL prefix its files are shown under.
+    remote: Vec<(PathBuf, String)>,
 }
 
 impl ShownPaths {
@@ -33,7 +36,28 @@ impl ShownPaths {
             .collect();
         outside.sort_by_key(|folder| std::cmp::Reverse(folder.as_os_str().len()));
         outside.dedup();
-        ShownPaths { root, outside }
+        ShownPaths {
+            root,
+            outside,
+            remote: Vec::new(),
+        }
+    }
+
+    /// Shows files under each mirror folder as the URL prefix given with it.
+    pub fn with_remotes(mut self, mirrors: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
+        self.remote = mirrors
+            .into_iter()
+            .map(|(folder, prefix)| (canonical(&folder), prefix))
+            .collect();
+        self
+    }
+
+    fn show_remote(&self, stored: &Path) -> Option<String> {
+        self.remote.iter().find_map(|(folder, prefix)| {
+            let rest = stored.strip_prefix(folder).ok()?;
+            let parts: Vec<_> = rest.components().map(|c| c.as_os_str().to_string_lossy()).collect();
+            Some(format!("{prefix}{}", parts.join("/")))
+        })
     }
 
     /// `path` as shown; anything that is not an absolute path (a record id, a URL) is returned
@@ -42,6 +66,9 @@ impl ShownPaths {
         let stored = Path::new(path);
         if !stored.is_absolute() {
             return path.to_string();
+        }
+        if let Some(shown) = self.show_remote(stored) {
+            return shown;
         }
         if let Ok(relative) = stored.strip_prefix(&self.root) {
             return if relative.as_os_str().is_empty() {
@@ -97,6 +124,10 @@ impl ShownPaths {
     /// form: the last guard for messages (an I/O error) that name a file.
     pub fn redact(&self, text: &str) -> String {
         let mut text = text.to_string();
+        for (folder, prefix) in &self.remote {
+            let shown = prefix.trim_end_matches('/');
+            text = text.replace(&folder.display().to_string(), shown);
+        }
         for folder in &self.outside {
             let shown = folder.file_name().map(|name| name.to_string_lossy());
             text = text.replace(
@@ -153,6 +184,11 @@ impl ShownPaths {
         let relative = Path::new(shown);
         if relative.is_absolute() {
             return shown.to_string();
+        }
+        for (folder, prefix) in &self.remote {
+            if let Some(rest) = shown.strip_prefix(prefix.as_str()) {
+                return format!("{}/{rest}", folder.display());
+            }
         }
         let parts: Vec<Component> = relative
             .components()
@@ -307,6 +343,29 @@ mod tests {
         assert_eq!(
             shown.redact("cannot read /mnt/share/contracts/x.pdf"),
             "cannot read contracts/x.pdf"
+        );
+    }
+
+    #[test]
+    fn mirrored_files_are_shown_by_their_source_url_and_filters_find_them() {
+        let shown = shown().with_remotes([(
+            PathBuf::from("/srv/acme/.shiori/sources/s3-0123/files"),
+            "s3://bucket/docs/".to_string(),
+        )]);
+        let stored = "/srv/acme/.shiori/sources/s3-0123/files/policies/leave.md";
+        assert_eq!(shown.show(stored), "s3://bucket/docs/policies/leave.md");
+        let filters = Filters {
+            source_prefix: Some("s3://bucket/docs/policies/".into()),
+            ..Filters::default()
+        };
+        let stored_filters = shown.stored_filters(&filters).unwrap();
+        assert_eq!(
+            stored_filters.source_prefix.as_deref(),
+            Some("/srv/acme/.shiori/sources/s3-0123/files/policies/")
+        );
+        assert_eq!(
+            shown.redact("cannot read /srv/acme/.shiori/sources/s3-0123/files/x.md"),
+            "cannot read s3://bucket/docs/x.md"
         );
     }
 }

@@ -2,7 +2,7 @@
 //! `shiori.toml` (`[ingest] sources` and each `[projects.NAME]`).
 
 use crate::indexer::{ProjectStamp, Scope};
-use crate::{Engine, EngineError, IndexReport, Progress};
+use crate::{Config, Engine, EngineError, IndexReport, Progress};
 use std::path::PathBuf;
 
 /// One unit of indexing work: plain paths, or a configured project.
@@ -52,6 +52,17 @@ impl Engine {
         }
     }
 
+    /// Whether a target has remote sources, which are listed again on a timer when watching.
+    pub(crate) fn has_remotes(&self, target: &IndexTarget) -> bool {
+        match target {
+            IndexTarget::Paths(_) => false,
+            IndexTarget::Project(name) => self
+                .config
+                .project(name)
+                .is_ok_and(|project| Config::project_remotes(project).next().is_some()),
+        }
+    }
+
     /// Indexes targets one after the other, adding up their reports.
     pub fn index_targets(
         &mut self,
@@ -65,18 +76,23 @@ impl Engine {
         Ok(total)
     }
 
-    /// Indexes the project `[projects.NAME]` configures.
+    /// Indexes the project `[projects.NAME]` configures, its remote sources synced first.
     pub fn index_project(
         &mut self,
         name: &str,
         progress: &dyn Progress,
     ) -> Result<IndexReport, EngineError> {
         let project = self.config.project(name)?;
+        let (synced, sync_failures) = self.sync_remotes(project);
         let scope = Scope {
             paths: self.config.project_paths(&self.data_dir, project),
             walk: self.walk_options(Some(project)),
             project: Some(ProjectStamp::new(name, project)),
         };
-        self.index_scope(&scope, progress)
+        let mut report = self.index_scope(&scope, progress)?;
+        report.files_seen += sync_failures.len();
+        report.failures.extend(sync_failures);
+        report.sources = synced;
+        Ok(report)
     }
 }

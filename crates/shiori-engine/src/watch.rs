@@ -1,5 +1,6 @@
 //! `shiori index --watch`: index the targets, then index them again whenever files under them
-//! change, once the changes have settled.
+//! change, once the changes have settled, and every `[connectors] poll_seconds` for targets with
+//! remote sources (which send no events).
 
 use crate::{Engine, EngineError, IndexReport, IndexTarget, Progress};
 use notify::event::{AccessKind, AccessMode, EventKind};
@@ -42,9 +43,15 @@ impl Engine {
         let roots = roots_per_target(self, targets)?;
         let (sender, events) = channel();
         let mut watcher = notify::recommended_watcher(sender).map_err(|e| watch_error("", e))?;
-        for root in roots.iter().flatten() {
+        // Mirrors of remote sources live in the data directory; they are polled, not watched.
+        let ignored = std::fs::canonicalize(&self.data_dir).unwrap_or(self.data_dir.clone());
+        for root in roots.iter().flatten().filter(|root| !root.starts_with(&ignored)) {
             watch_root(&mut watcher, root)?;
         }
+        let polled: Vec<bool> = targets.iter().map(|t| self.has_remotes(t)).collect();
+        let poll = polled
+            .contains(&true)
+            .then(|| Duration::from_secs(self.config.connectors.poll_seconds));
         for target in targets {
             let result = self.index_target(target, progress);
             let pass = WatchPass {
@@ -56,18 +63,24 @@ impl Engine {
                 return Ok(());
             }
         }
-        let ignored = std::fs::canonicalize(&self.data_dir).unwrap_or(self.data_dir.clone());
         loop {
-            let Some(changed) = settled_changes(&events, debounce) else {
-                // The watcher is gone: nothing more will arrive.
-                return Ok(());
-            };
-            let changed: Vec<PathBuf> = changed
-                .into_iter()
-                .filter(|path| !path.starts_with(&ignored))
-                .collect();
-            for (target, target_roots) in targets.iter().zip(&roots) {
-                if !changed.iter().any(|path| is_indexable(path, target_roots)) {
+            let (changed, polling): (Vec<PathBuf>, bool) =
+                match settled_changes(&events, debounce, poll) {
+                    Wake::Changed(changed) => {
+                        let outside = |path: &PathBuf| !path.starts_with(&ignored);
+                        (changed.into_iter().filter(outside).collect(), false)
+                    }
+                    Wake::Poll => (Vec::new(), true),
+                    // The watcher is gone: nothing more will arrive.
+                    Wake::Gone => return Ok(()),
+                };
+            for ((target, target_roots), remote) in targets.iter().zip(&roots).zip(&polled) {
+                let due = if polling {
+                    *remote
+                } else {
+                    changed.iter().any(|path| is_indexable(path, target_roots))
+                };
+                if !due {
                     continue;
                 }
                 let result = self.index_target(target, progress);
@@ -124,21 +137,33 @@ fn watch_error(path: &str, error: notify::Error) -> EngineError {
     })
 }
 
-/// Waits for a change, then gathers changes until none has come for `debounce`. Opening and
-/// reading files (the indexer's own reads among them) are not changes. A watcher error (its
-/// event queue overflowed, say) counts as a change everywhere. `None` once the watcher is gone.
-fn settled_changes(events: &Events, debounce: Duration) -> Option<Vec<PathBuf>> {
+/// What ended a wait for changes.
+enum Wake {
+    /// Files changed (and settled).
+    Changed(Vec<PathBuf>),
+    /// The poll interval passed without a change: time to list remote sources again.
+    Poll,
+    /// The watcher is gone.
+    Gone,
+}
+
+/// Waits for a change (at most `poll`, when given), then gathers changes until none has come
+/// for `debounce`. Opening and reading files (the indexer's own reads among them) are not
+/// changes. A watcher error (its event queue overflowed, say) counts as a change everywhere.
+fn settled_changes(events: &Events, debounce: Duration, poll: Option<Duration>) -> Wake {
     let mut changed = Vec::new();
     let mut first = true;
     loop {
-        let event = if first {
-            events.recv().ok()?
-        } else {
-            match events.recv_timeout(debounce) {
+        let wait = if first { poll } else { Some(debounce) };
+        let event = match wait.map(|wait| events.recv_timeout(wait)) {
+            None => match events.recv() {
                 Ok(event) => event,
-                Err(RecvTimeoutError::Timeout) => return Some(changed),
-                Err(RecvTimeoutError::Disconnected) => return None,
-            }
+                Err(_) => return Wake::Gone,
+            },
+            Some(Ok(event)) => event,
+            Some(Err(RecvTimeoutError::Timeout)) if first => return Wake::Poll,
+            Some(Err(RecvTimeoutError::Timeout)) => return Wake::Changed(changed),
+            Some(Err(RecvTimeoutError::Disconnected)) => return Wake::Gone,
         };
         match event {
             Ok(event) if is_change(&event.kind) => {
@@ -232,9 +257,14 @@ mod tests {
         sender
             .send(event(EventKind::Modify(ModifyKind::Any), "/b"))
             .unwrap();
-        let batch = settled_changes(&events, Duration::from_millis(50)).unwrap();
-        assert_eq!(batch, [PathBuf::from("/a"), PathBuf::from("/b")]);
+        let settle = Duration::from_millis(50);
+        let batch = settled_changes(&events, settle, None);
+        assert!(matches!(batch, Wake::Changed(paths) if paths == [PathBuf::from("/a"), PathBuf::from("/b")]));
+        assert!(matches!(
+            settled_changes(&events, settle, Some(settle)),
+            Wake::Poll
+        ));
         drop(sender);
-        assert_eq!(settled_changes(&events, Duration::from_millis(50)), None);
+        assert!(matches!(settled_changes(&events, settle, None), Wake::Gone));
     }
 }

@@ -86,6 +86,19 @@ pub fn index_report(report: &IndexReport) -> String {
         report.chunks_cached,
         report.elapsed_ms / 1000.0
     );
+    for source in &report.sources {
+        let _ = write!(
+            text,
+            "\nsynced {}: {} fetched ({} bytes), {} unchanged, {} deleted, {} failed in {:.1} s",
+            source.source,
+            source.fetched,
+            source.bytes,
+            source.unchanged,
+            source.deleted,
+            source.failed,
+            source.elapsed_ms / 1000.0
+        );
+    }
     for failure in &report.failures {
         let _ = write!(text, "\nskipped {}: {}", failure.path, failure.reason);
     }
