@@ -5,7 +5,10 @@ use std::io::Write;
 pub(crate) struct DriveConnector;
 
 impl DriveConnector {
-    pub(crate) fn new(folder: &str, _settings: &crate::DriveSettings) -> Result<DriveConnector, ConnectorError> {
+    pub(crate) fn new(
+        folder: &str,
+        _settings: &crate::DriveSettings,
+    ) -> Result<DriveConnector, ConnectorError> {
         Err(ConnectorError::Config(format!("{} not built yet", folder)))
     }
 }

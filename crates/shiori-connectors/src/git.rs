@@ -5,7 +5,11 @@ use std::io::Write;
 pub(crate) struct GitConnector;
 
 impl GitConnector {
-    pub(crate) fn new(remote: &str, _branch: Option<&str>, _state: &std::path::Path) -> Result<GitConnector, ConnectorError> {
+    pub(crate) fn new(
+        remote: &str,
+        _branch: Option<&str>,
+        _state: &std::path::Path,
+    ) -> Result<GitConnector, ConnectorError> {
         Err(ConnectorError::Config(format!("{} not built yet", remote)))
     }
 }

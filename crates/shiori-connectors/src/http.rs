@@ -105,6 +105,9 @@ mod tests {
         assert!(matches!(error, ConnectorError::TooLarge { .. }), "{error}");
         assert!(out.len() <= 1001);
         let mut small = std::io::repeat(7).take(1000);
-        assert_eq!(copy_stream("x", &mut small, &mut Vec::new(), 1000).unwrap(), 1000);
+        assert_eq!(
+            copy_stream("x", &mut small, &mut Vec::new(), 1000).unwrap(),
+            1000
+        );
     }
 }

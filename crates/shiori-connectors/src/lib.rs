@@ -21,7 +21,9 @@ pub mod test_servers;
 mod webdav;
 
 pub use error::ConnectorError;
-pub use mirror::{mirror_files, mirror_folder, sync, ObjectFailure, RecordReaders, SyncLimits, SyncReport};
+pub use mirror::{
+    mirror_files, mirror_folder, sync, ObjectFailure, RecordReaders, SyncLimits, SyncReport,
+};
 pub use settings::{ConnectorSettings, DriveSettings, WebDavSettings};
 pub use source_url::SourceUrl;
 
@@ -90,10 +92,16 @@ pub fn connect(
 ) -> Result<Box<dyn Connector>, ConnectorError> {
     Ok(match url {
         SourceUrl::S3 { bucket, prefix } => Box::new(s3::S3Connector::new(bucket, prefix)?),
-        SourceUrl::WebDav { base } => Box::new(webdav::WebDavConnector::new(base, &settings.webdav)?),
-        SourceUrl::Git { remote, branch } => {
-            Box::new(git::GitConnector::new(remote, branch.as_deref(), state_dir)?)
+        SourceUrl::WebDav { base } => {
+            Box::new(webdav::WebDavConnector::new(base, &settings.webdav)?)
         }
-        SourceUrl::Drive { folder } => Box::new(gdrive::DriveConnector::new(folder, &settings.gdrive)?),
+        SourceUrl::Git { remote, branch } => Box::new(git::GitConnector::new(
+            remote,
+            branch.as_deref(),
+            state_dir,
+        )?),
+        SourceUrl::Drive { folder } => {
+            Box::new(gdrive::DriveConnector::new(folder, &settings.gdrive)?)
+        }
     })
 }

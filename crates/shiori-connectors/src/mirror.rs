@@ -119,12 +119,22 @@ pub fn sync(
                 if entry.path != object.path || entry.groups != object.groups {
                     record(&files, &object, record_readers)?;
                 }
-                manifest.objects.insert(object.id.clone(), entry_of(&object));
+                manifest
+                    .objects
+                    .insert(object.id.clone(), entry_of(&object));
             }
             _ => fetch.push(object),
         }
     }
-    let fetched = download_all(url, connector, &fetch, &files, &partial, limits, record_readers);
+    let fetched = download_all(
+        url,
+        connector,
+        &fetch,
+        &files,
+        &partial,
+        limits,
+        record_readers,
+    );
     for (object, outcome) in fetch.iter().zip(fetched) {
         match outcome {
             Ok(bytes) => {
@@ -261,8 +271,15 @@ fn download_all(
                 let Some(object) = objects.get(index) else {
                     break;
                 };
-                let outcome =
-                    download(url, connector, object, files, partial, limits, record_readers);
+                let outcome = download(
+                    url,
+                    connector,
+                    object,
+                    files,
+                    partial,
+                    limits,
+                    record_readers,
+                );
                 if let Ok(mut results) = results.lock() {
                     results[index] = Some(outcome);
                 }
@@ -276,7 +293,10 @@ fn download_all(
         .zip(objects)
         .map(|(outcome, object)| {
             outcome.unwrap_or_else(|| {
-                Err(ConnectorError::protocol(&object.path, "the download thread stopped"))
+                Err(ConnectorError::protocol(
+                    &object.path,
+                    "the download thread stopped",
+                ))
             })
         })
         .collect()
@@ -302,7 +322,9 @@ fn download(
         let file = std::fs::File::create(&temporary).map_err(io)?;
         let mut writer = std::io::BufWriter::new(file);
         let bytes = connector.fetch(object, &mut writer, limit)?;
-        let file = writer.into_inner().map_err(|error| io(error.into_error()))?;
+        let file = writer
+            .into_inner()
+            .map_err(|error| io(error.into_error()))?;
         file.sync_all().map_err(io)?;
         let target = files.join(&object.path);
         if let Some(parent) = target.parent() {

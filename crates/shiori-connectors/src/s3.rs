@@ -29,7 +29,11 @@ impl S3Connector {
             .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
             .unwrap_or_default();
         for (key, value) in profile::settings(&profile::ProfileFiles::from_env()) {
-            if key.env_names().iter().any(|name| std::env::var_os(name).is_some()) {
+            if key
+                .env_names()
+                .iter()
+                .any(|name| std::env::var_os(name).is_some())
+            {
                 continue;
             }
             if key == profile::ProfileKey::Endpoint {
@@ -127,7 +131,11 @@ impl Connector for S3Connector {
                 .await
                 .map_err(|error| ConnectorError::transport(&what, false, error))?;
             if result.meta.size > limit {
-                return Err(ConnectorError::too_large(&what, limit, Some(result.meta.size)));
+                return Err(ConnectorError::too_large(
+                    &what,
+                    limit,
+                    Some(result.meta.size),
+                ));
             }
             let mut stream = result.into_stream();
             let mut written = 0u64;

@@ -24,9 +24,15 @@ pub enum SourceUrl {
 impl SourceUrl {
     /// Whether a project path names a remote source rather than a local path.
     pub fn is_remote(path: &str) -> bool {
-        ["s3://", "webdav+http://", "webdav+https://", "git+", "gdrive://"]
-            .iter()
-            .any(|scheme| path.starts_with(scheme))
+        [
+            "s3://",
+            "webdav+http://",
+            "webdav+https://",
+            "git+",
+            "gdrive://",
+        ]
+        .iter()
+        .any(|scheme| path.starts_with(scheme))
     }
 
     /// A short stable name for the source's mirror folder.
@@ -87,7 +93,9 @@ impl FromStr for SourceUrl {
                 return Err(bad("write webdav+https://HOST/PATH/"));
             }
             if !base.username().is_empty() || base.password().is_some() {
-                return Err(bad("credentials do not go in the URL: set [connectors.webdav]"));
+                return Err(bad(
+                    "credentials do not go in the URL: set [connectors.webdav]",
+                ));
             }
             if !base.path().ends_with('/') {
                 let folder = format!("{}/", base.path());
@@ -117,7 +125,9 @@ impl FromStr for SourceUrl {
             let folder = folder.trim_end_matches('/');
             let valid = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
             if folder.is_empty() || !folder.chars().all(valid) {
-                return Err(bad("write gdrive://FOLDER_ID (the id in the folder's address)"));
+                return Err(bad(
+                    "write gdrive://FOLDER_ID (the id in the folder's address)",
+                ));
             }
             return Ok(SourceUrl::Drive {
                 folder: folder.to_string(),
@@ -175,7 +185,10 @@ mod tests {
             assert!(SourceUrl::is_remote(text));
         }
         let git: SourceUrl = "git+https://example.com/org/repo.git#main".parse().unwrap();
-        assert_eq!(git.shown_prefix(), "git+https://example.com/org/repo.git@main/");
+        assert_eq!(
+            git.shown_prefix(),
+            "git+https://example.com/org/repo.git@main/"
+        );
         let drive: SourceUrl = "gdrive://1AbC".parse().unwrap();
         assert_eq!(drive.shown_prefix(), "gdrive://1AbC/");
         let folder: SourceUrl = "webdav+http://127.0.0.1:8080/Docs".parse().unwrap();

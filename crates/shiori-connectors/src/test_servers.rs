@@ -35,7 +35,10 @@ impl Server {
                     std::fs::read_to_string(&server.log).unwrap_or_default()
                 );
             }
-            assert!(Instant::now() < deadline, "{command:?} did not listen on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "{command:?} did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         server
@@ -48,7 +51,10 @@ impl Server {
 
     /// Log lines with `needle` (a request line the server printed).
     pub fn count(&self, needle: &str) -> usize {
-        self.log().lines().filter(|line| line.contains(needle)).count()
+        self.log()
+            .lines()
+            .filter(|line| line.contains(needle))
+            .count()
     }
 }
 
@@ -72,7 +78,8 @@ pub fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-const MOTO_INSTALL: &str = "install it with `pip install 'moto[server]'` (scripts/test-deps.sh does)";
+const MOTO_INSTALL: &str =
+    "install it with `pip install 'moto[server]'` (scripts/test-deps.sh does)";
 
 /// moto's S3 server, one per test process: the S3 connector reads its endpoint and keys from
 /// the process environment, which is set once, before any caller reads it.
@@ -87,7 +94,14 @@ impl Moto {
             let port = free_port();
             let log = std::env::temp_dir().join(format!("shiori-moto-{port}.log"));
             let mut command = Command::new(python());
-            command.args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()]);
+            command.args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ]);
             let server = Server::start(command, port, log, MOTO_INSTALL);
             std::env::set_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"));
             std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
@@ -130,7 +144,10 @@ impl Moto {
     }
 
     pub fn delete(&self, bucket: &str, key: &str) {
-        self.boto("s3.delete_object(Bucket=sys.argv[1], Key=sys.argv[2])", &[bucket, key]);
+        self.boto(
+            "s3.delete_object(Bucket=sys.argv[1], Key=sys.argv[2])",
+            &[bucket, key],
+        );
     }
 
     /// GETs of objects in `bucket` the server has logged (a listing is a GET of the bucket

@@ -5,7 +5,10 @@ use std::io::Write;
 pub(crate) struct WebDavConnector;
 
 impl WebDavConnector {
-    pub(crate) fn new(base: &url::Url, _settings: &crate::WebDavSettings) -> Result<WebDavConnector, ConnectorError> {
+    pub(crate) fn new(
+        base: &url::Url,
+        _settings: &crate::WebDavSettings,
+    ) -> Result<WebDavConnector, ConnectorError> {
         Err(ConnectorError::Config(format!("{} not built yet", base)))
     }
 }

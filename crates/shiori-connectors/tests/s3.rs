@@ -30,14 +30,29 @@ fn object_gets(bucket: &str) -> usize {
 fn a_second_sync_downloads_only_changed_and_new_objects_and_drops_deleted_ones() {
     bucket("handbook");
     put("handbook", "docs/intro.md", "# Intro\nWelcome.");
-    put("handbook", "docs/policies/leave.md", "Annual leave is 20 days.");
-    put("handbook", "docs/policies/出張 規程.md", "出張の日当は3000円です。");
+    put(
+        "handbook",
+        "docs/policies/leave.md",
+        "Annual leave is 20 days.",
+    );
+    put(
+        "handbook",
+        "docs/policies/出張 規程.md",
+        "出張の日当は3000円です。",
+    );
     put("handbook", "other/outside.md", "not under the prefix");
     let url: SourceUrl = "s3://handbook/docs/".parse().unwrap();
     let mirror = tempfile::tempdir().unwrap();
     let connector = connect(&url, &ConnectorSettings::default(), mirror.path()).unwrap();
 
-    let first = sync(&url, connector.as_ref(), mirror.path(), &limits(), &no_readers).unwrap();
+    let first = sync(
+        &url,
+        connector.as_ref(),
+        mirror.path(),
+        &limits(),
+        &no_readers,
+    )
+    .unwrap();
     assert_eq!((first.fetched, first.unchanged, first.deleted), (3, 0, 0));
     assert!(first.failures.is_empty(), "{:?}", first.failures);
     assert_eq!(object_gets("handbook"), 3);
@@ -50,15 +65,32 @@ fn a_second_sync_downloads_only_changed_and_new_objects_and_drops_deleted_ones()
     put("handbook", "docs/intro.md", "# Intro\nWelcome, edited.");
     delete("handbook", "docs/policies/leave.md");
     put("handbook", "docs/new.md", "A new page.");
-    let second = sync(&url, connector.as_ref(), mirror.path(), &limits(), &no_readers).unwrap();
-    assert_eq!((second.fetched, second.unchanged, second.deleted), (2, 1, 1));
-    assert_eq!(object_gets("handbook"), 5, "one download per changed or new object");
+    let second = sync(
+        &url,
+        connector.as_ref(),
+        mirror.path(),
+        &limits(),
+        &no_readers,
+    )
+    .unwrap();
+    assert_eq!(
+        (second.fetched, second.unchanged, second.deleted),
+        (2, 1, 1)
+    );
+    assert_eq!(
+        object_gets("handbook"),
+        5,
+        "one download per changed or new object"
+    );
     assert_eq!(
         mirrored(mirror.path(), "intro.md").as_deref(),
         Some("# Intro\nWelcome, edited.")
     );
     assert_eq!(mirrored(mirror.path(), "policies/leave.md"), None);
-    assert_eq!(mirrored(mirror.path(), "new.md").as_deref(), Some("A new page."));
+    assert_eq!(
+        mirrored(mirror.path(), "new.md").as_deref(),
+        Some("A new page.")
+    );
 }
 
 #[test]
@@ -75,7 +107,11 @@ fn an_object_over_the_limit_fails_alone_without_being_downloaded() {
     assert_eq!(report.fetched, 1);
     assert_eq!(report.failures.len(), 1);
     assert_eq!(report.failures[0].object, "s3://big/huge.txt");
-    assert!(report.failures[0].reason.contains("4096 bytes"), "{:?}", report.failures);
+    assert!(
+        report.failures[0].reason.contains("4096 bytes"),
+        "{:?}",
+        report.failures
+    );
     assert_eq!(object_gets("big"), 1);
 }
 
@@ -85,9 +121,15 @@ fn a_missing_bucket_fails_the_listing_and_names_it() {
     let url: SourceUrl = "s3://no-such-bucket/x/".parse().unwrap();
     let mirror = tempfile::tempdir().unwrap();
     let connector = connect(&url, &ConnectorSettings::default(), mirror.path()).unwrap();
-    let error = sync(&url, connector.as_ref(), mirror.path(), &limits(), &no_readers)
-        .unwrap_err()
-        .to_string();
+    let error = sync(
+        &url,
+        connector.as_ref(),
+        mirror.path(),
+        &limits(),
+        &no_readers,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("s3://no-such-bucket/x"), "{error}");
     assert!(!error.contains("testing"), "no credential in {error}");
 }

@@ -628,7 +628,9 @@ impl Config {
         for (principal, groups) in &connectors.gdrive.readers {
             for group in groups {
                 check_group_name(group).map_err(|message| {
-                    ConfigProblem(format!("[connectors.gdrive.readers] {principal:?}: {message}"))
+                    ConfigProblem(format!(
+                        "[connectors.gdrive.readers] {principal:?}: {message}"
+                    ))
                 })?;
             }
         }

@@ -1,5 +1,5 @@
-use crate::remote::SourceSync;
 use crate::groups::{narrow_groups, sidecar_groups, stamped_hash};
+use crate::remote::SourceSync;
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;

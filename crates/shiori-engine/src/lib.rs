@@ -37,8 +37,8 @@ pub use generation::{
 };
 pub use groups::{groups_file, write_groups_file};
 pub use indexer::{IndexFailure, IndexReport, IndexStages, Progress};
-pub use remote::SourceSync;
 pub use query::{Question, RetrievalOverrides, MAX_QUESTION_CHARS, MAX_TOP_K};
+pub use remote::SourceSync;
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
 pub use shown_paths::ShownPaths;
 pub use sources::IndexTarget;

@@ -87,9 +87,11 @@ impl Engine {
 /// source's permissions map to, no reader at all (admins only) when none maps, and nothing (the
 /// project decides) for sources without permissions.
 fn record_readers(file: &Path, groups: Option<&[String]>) -> std::io::Result<()> {
-    let stored = groups.map(|groups| match joined_groups(groups.iter().map(String::as_str)) {
-        joined if joined.is_empty() => NO_READER_GROUP.to_string(),
-        joined => joined,
-    });
+    let stored = groups.map(
+        |groups| match joined_groups(groups.iter().map(String::as_str)) {
+            joined if joined.is_empty() => NO_READER_GROUP.to_string(),
+            joined => joined,
+        },
+    );
     write_groups_file(file, stored.as_deref())
 }

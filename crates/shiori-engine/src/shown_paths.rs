@@ -55,7 +55,10 @@ impl ShownPaths {
     fn show_remote(&self, stored: &Path) -> Option<String> {
         self.remote.iter().find_map(|(folder, prefix)| {
             let rest = stored.strip_prefix(folder).ok()?;
-            let parts: Vec<_> = rest.components().map(|c| c.as_os_str().to_string_lossy()).collect();
+            let parts: Vec<_> = rest
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect();
             Some(format!("{prefix}{}", parts.join("/")))
         })
     }

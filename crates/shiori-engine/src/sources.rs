@@ -92,6 +92,7 @@ impl Engine {
         let mut report = self.index_scope(&scope, progress)?;
         report.files_seen += sync_failures.len();
         report.failures.extend(sync_failures);
+        report.elapsed_ms += synced.iter().map(|sync| sync.elapsed_ms).sum::<f64>();
         report.sources = synced;
         Ok(report)
     }

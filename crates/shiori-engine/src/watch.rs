@@ -45,7 +45,11 @@ impl Engine {
         let mut watcher = notify::recommended_watcher(sender).map_err(|e| watch_error("", e))?;
         // Mirrors of remote sources live in the data directory; they are polled, not watched.
         let ignored = std::fs::canonicalize(&self.data_dir).unwrap_or(self.data_dir.clone());
-        for root in roots.iter().flatten().filter(|root| !root.starts_with(&ignored)) {
+        for root in roots
+            .iter()
+            .flatten()
+            .filter(|root| !root.starts_with(&ignored))
+        {
             watch_root(&mut watcher, root)?;
         }
         let polled: Vec<bool> = targets.iter().map(|t| self.has_remotes(t)).collect();
@@ -259,7 +263,9 @@ mod tests {
             .unwrap();
         let settle = Duration::from_millis(50);
         let batch = settled_changes(&events, settle, None);
-        assert!(matches!(batch, Wake::Changed(paths) if paths == [PathBuf::from("/a"), PathBuf::from("/b")]));
+        assert!(
+            matches!(batch, Wake::Changed(paths) if paths == [PathBuf::from("/a"), PathBuf::from("/b")])
+        );
         assert!(matches!(
             settled_changes(&events, settle, Some(settle)),
             Wake::Poll

@@ -111,7 +111,10 @@ fn a_second_sync_fetches_only_what_changed_and_drops_what_was_deleted() {
     source.objects.lock().unwrap().remove("sub/b.md");
     source.put("d.md", "delta");
     let changed = run(&source, dir.path());
-    assert_eq!((changed.fetched, changed.unchanged, changed.deleted), (2, 1, 1));
+    assert_eq!(
+        (changed.fetched, changed.unchanged, changed.deleted),
+        (2, 1, 1)
+    );
     assert_eq!(source.fetches(), 2);
     assert_eq!(read(dir.path(), "a.md").as_deref(), Some("alpha, edited"));
     assert_eq!(read(dir.path(), "sub/b.md"), None);
@@ -152,12 +155,19 @@ fn an_object_over_the_limit_is_reported_without_a_download() {
     assert_eq!(report.fetched, 1);
     assert_eq!(source.fetches(), 1);
     let reason = &report.failures[0].reason;
-    assert!(reason.contains("over the 1000-byte limit") && reason.contains("5000"), "{reason}");
+    assert!(
+        reason.contains("over the 1000-byte limit") && reason.contains("5000"),
+        "{reason}"
+    );
 }
 
 #[test]
 fn paths_that_leave_the_mirror_or_hide_are_not_written() {
-    for (path, reported) in [("../escape.md", true), ("/etc/x.md", true), (".a.md.groups", false)] {
+    for (path, reported) in [
+        ("../escape.md", true),
+        ("/etc/x.md", true),
+        (".a.md.groups", false),
+    ] {
         assert_eq!(safe_path(path), if reported { None } else { Some(false) });
     }
     assert_eq!(safe_path("a/b c.md"), Some(true));
