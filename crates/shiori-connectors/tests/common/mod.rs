@@ -1,7 +1,8 @@
 //! What the connector tests share: the real servers (`shiori_connectors::test_servers`) and
 //! small helpers.
 
-#![allow(dead_code)]
+// Each test binary uses its own part of this module.
+#![allow(dead_code, unused_imports)]
 
 pub use shiori_connectors::test_servers::{free_port, python, Moto, Server};
 use shiori_connectors::{RemoteObject, SyncLimits};
