@@ -29,10 +29,7 @@ pub(crate) fn send(
     build: impl Fn() -> RequestBuilder,
 ) -> Result<Response, ConnectorError> {
     RetryPolicy::default().run(|| {
-        let response = build().send().map_err(|error| {
-            let transient = error.is_connect() || error.is_timeout() || error.is_request();
-            ConnectorError::transport(what, transient, error)
-        })?;
+        let response = build().send().map_err(|error| request_error(what, error))?;
         if response.status().is_success() {
             return Ok(response);
         }
@@ -40,7 +37,14 @@ pub(crate) fn send(
     })
 }
 
-fn status_error(what: &str, response: Response) -> ConnectorError {
+/// A request that got no response.
+pub(crate) fn request_error(what: &str, error: reqwest::Error) -> ConnectorError {
+    let transient = error.is_connect() || error.is_timeout() || error.is_request();
+    ConnectorError::transport(what, transient, error)
+}
+
+/// A response whose status is not a success.
+pub(crate) fn status_error(what: &str, response: Response) -> ConnectorError {
     let status = response.status().as_u16();
     let retry_after = response
         .headers()
