@@ -5,8 +5,6 @@
 //! `export`, Google's error bodies, and a token endpoint that verifies the service account's
 //! RS256 assertion with the public half of a key made for the test.
 
-// Only the small helpers are used here, not the real servers it re-exports.
-#[allow(unused_imports)]
 mod common;
 
 use md5::Digest;

@@ -1,8 +1,6 @@
 //! The Git connector against real repositories made with the `git` command line (which must be
 //! installed: these tests fail, naming it, when it is not).
 
-// The shared helpers re-export servers (moto's S3) that these tests do not start.
-#[allow(unused_imports)]
 mod common;
 
 use common::{limits, mirrored, no_readers};
