@@ -22,17 +22,15 @@ pub enum SourceUrl {
 }
 
 impl SourceUrl {
-    /// Whether a project path names a remote source rather than a local path.
+    /// Whether a project path is meant as a URL (`SCHEME://…`) rather than a local path: such
+    /// a path is parsed as a source, so a scheme Shiori does not read fails instead of being
+    /// looked for on disk.
     pub fn is_remote(path: &str) -> bool {
-        [
-            "s3://",
-            "webdav+http://",
-            "webdav+https://",
-            "git+",
-            "gdrive://",
-        ]
-        .iter()
-        .any(|scheme| path.starts_with(scheme))
+        path.split_once("://").is_some_and(|(scheme, _)| {
+            let mut chars = scheme.chars();
+            chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+                && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        })
     }
 
     /// A short stable name for the source's mirror folder.
@@ -199,6 +197,7 @@ mod tests {
     fn refuses_what_it_cannot_read_naming_the_url() {
         for text in [
             "s3:///prefix",
+            "ftp+x://h/",
             "webdav+ftp://host/x",
             "webdav+https://me:secret@host/x/",
             "git+ssh://host/repo",
@@ -210,6 +209,14 @@ mod tests {
             let error = text.parse::<SourceUrl>().unwrap_err().to_string();
             assert!(error.contains(&without_userinfo(text)), "{error}");
             assert!(!error.contains("secret"), "{error}");
+            assert!(SourceUrl::is_remote(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn local_paths_are_not_urls() {
+        for path in ["docs", "/srv/docs", "a:b/c", "./x://y", "my docs/2024"] {
+            assert!(!SourceUrl::is_remote(path), "{path}");
         }
     }
 

@@ -91,24 +91,36 @@ impl Moto {
     pub fn shared() -> &'static Moto {
         static MOTO: OnceLock<Moto> = OnceLock::new();
         MOTO.get_or_init(|| {
-            let port = free_port();
-            let log = std::env::temp_dir().join(format!("shiori-moto-{port}.log"));
-            let mut command = Command::new(python());
-            command.args([
-                "-m",
-                "moto.server",
-                "-H",
-                "127.0.0.1",
-                "-p",
-                &port.to_string(),
-            ]);
-            let server = Server::start(command, port, log, MOTO_INSTALL);
-            std::env::set_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"));
+            let moto = Moto::start();
+            std::env::set_var("AWS_ENDPOINT_URL", moto.endpoint());
             std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
             std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
             std::env::set_var("AWS_REGION", "us-east-1");
-            Moto { server }
+            moto
         })
+    }
+
+    /// A server of the caller's own, which it may stop (by dropping it); the environment is
+    /// left alone, so a caller passes [`Moto::endpoint`] to the processes it starts.
+    pub fn start() -> Moto {
+        let port = free_port();
+        let log = std::env::temp_dir().join(format!("shiori-moto-{port}.log"));
+        let mut command = Command::new(python());
+        command.args([
+            "-m",
+            "moto.server",
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ]);
+        Moto {
+            server: Server::start(command, port, log, MOTO_INSTALL),
+        }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.server.port)
     }
 
     /// Runs boto3 against the server: `script` sees `s3` (a client) and `sys.argv[1:]`.

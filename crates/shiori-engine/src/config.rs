@@ -878,4 +878,52 @@ paths = ["umi"]
         assert_eq!(options.tls.mode, SslMode::VerifyCa);
         assert_eq!(options.statement_timeout, Duration::from_millis(500));
     }
+
+    #[test]
+    fn project_paths_take_remote_sources_checked_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let load = |text: &str| {
+            std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+            Config::load(dir.path())
+        };
+        let config = load(
+            "[projects.docs]\npaths = [\"handbook\", \"s3://acme/docs/\", \"gdrive://1AbC\"]\n\
+             [connectors.gdrive.readers]\n\"domain:acme.example\" = [\"Staff\"]\n",
+        )
+        .unwrap();
+        let project = config.project("docs").unwrap();
+        let remotes: Vec<String> = Config::project_remotes(project)
+            .map(|u| u.to_string())
+            .collect();
+        assert_eq!(remotes, ["s3://acme/docs/", "gdrive://1AbC"]);
+        let walked = config.project_paths(dir.path(), project);
+        assert!(walked[1].ends_with("files") && walked[1].starts_with(dir.path().join("sources")));
+        assert_eq!(
+            Config::load(dir.path()).unwrap(),
+            config,
+            "read back as written"
+        );
+        config.save(dir.path()).unwrap();
+        assert_eq!(Config::load(dir.path()).unwrap(), config, "saved as read");
+
+        for (text, expected) in [
+            ("[projects.d]\npaths = [\"ftp+x://h/\"]\n", "ftp+x"),
+            ("[projects.d]\npaths = [\"s3:///x\"]\n", "no bucket"),
+            (
+                "[projects.d]\npaths = [\"webdav+https://u:pw@h/x/\"]\n",
+                "credentials",
+            ),
+            ("[connectors]\ndownloads = 0\n", "downloads"),
+            (
+                "[connectors.gdrive.readers]\n\"a@b.c\" = [\"bad group!\"]\n",
+                "a@b.c",
+            ),
+        ] {
+            let error = load(text).unwrap_err().to_string();
+            assert!(
+                error.contains(CONFIG_FILE) && error.contains(expected),
+                "{error}"
+            );
+        }
+    }
 }

@@ -95,3 +95,25 @@ fn record_readers(file: &Path, groups: Option<&[String]>) -> std::io::Result<()>
     );
     write_groups_file(file, stored.as_deref())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::groups::sidecar_groups;
+
+    #[test]
+    fn mapped_readers_become_groups_and_no_mapped_reader_means_admins_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("contract.docx");
+        std::fs::write(&file, b"x").unwrap();
+        record_readers(&file, Some(&["Legal".to_string(), "hr".to_string()])).unwrap();
+        assert_eq!(sidecar_groups(&file).unwrap().as_deref(), Some("hr,legal"));
+        record_readers(&file, Some(&[])).unwrap();
+        assert_eq!(
+            sidecar_groups(&file).unwrap().as_deref(),
+            Some(NO_READER_GROUP)
+        );
+        record_readers(&file, None).unwrap();
+        assert_eq!(sidecar_groups(&file).unwrap(), None);
+    }
+}
