@@ -149,7 +149,7 @@ pub fn sync(
             }
             Err(error) => report.failures.push(ObjectFailure {
                 object: shown_object(url, &object.path),
-                reason: error.to_string(),
+                reason: error.with_causes(),
             }),
         }
     }

@@ -71,15 +71,16 @@ impl Engine {
 
     fn sync_remote(&self, url: &SourceUrl) -> Result<SyncReport, String> {
         let mirror = mirror_folder(&self.data_dir, url);
-        std::fs::create_dir_all(&mirror).map_err(|error| error.to_string())?;
+        std::fs::create_dir_all(&mirror)
+            .map_err(|error| format!("{}: {error}", mirror.display()))?;
         let connector =
-            connect(url, &self.config.connectors, &mirror).map_err(|error| error.to_string())?;
+            connect(url, &self.config.connectors, &mirror).map_err(|error| error.with_causes())?;
         let limits = SyncLimits {
             max_object_bytes: self.walk_options(None).max_file_bytes,
             downloads: self.config.connectors.downloads,
         };
         sync(url, connector.as_ref(), &mirror, &limits, &record_readers)
-            .map_err(|error| error.to_string())
+            .map_err(|error| error.with_causes())
     }
 }
 

@@ -164,6 +164,8 @@ fn a_source_that_cannot_be_reached_fails_alone_and_keeps_what_was_synced() {
     let failures = report["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 1, "{report}");
     assert_eq!(failures[0]["path"], dead.as_str());
+    let reason = failures[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("refused"), "the cause is told: {reason}");
     assert_eq!(report["files_indexed"], 2, "{report}");
     assert_eq!(sources_of(&data_dir, "badge renewals")[0], "s3://kept/a.md");
     assert_eq!(sources_of(&data_dir, "parking level")[0], "local/notes.md");
