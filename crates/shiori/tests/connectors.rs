@@ -188,3 +188,52 @@ fn a_source_that_cannot_be_reached_fails_alone_and_keeps_what_was_synced() {
         "a source that cannot be listed keeps its documents as last synced"
     );
 }
+
+/// Kills the watcher however the test ends.
+struct Watching(std::process::Child);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn watching_lists_remote_sources_again_every_poll_interval() {
+    use std::io::{BufRead, BufReader};
+    let moto = Moto::shared();
+    moto.bucket("e2e-watched");
+    moto.put("e2e-watched", "a.md", "Lunch is served at noon.");
+    let work = tempfile::tempdir().unwrap();
+    let data_dir = work.path().join(".shiori");
+    configure(&data_dir, &["s3://e2e-watched/".to_string()]);
+    append_config(&data_dir, "[connectors]\npoll_seconds = 1\n");
+    let mut child = command(&data_dir)
+        .args(["--json", "index", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let _watching = Watching(child);
+    let mut next_pass = || -> Value {
+        let line = lines.next().expect("the watcher stopped").unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()["report"].clone()
+    };
+    let initial = next_pass();
+    assert_eq!(synced(&initial), (1, 0, 0, 0), "{initial}");
+
+    moto.put(
+        "e2e-watched",
+        "b.md",
+        "The zorblax review meets on Fridays.",
+    );
+    let polled = next_pass();
+    assert_eq!(synced(&polled), (1, 1, 0, 0), "{polled}");
+    assert_eq!(polled["files_indexed"], 1, "{polled}");
+    assert_eq!(
+        sources_of(&data_dir, "zorblax review")[0],
+        "s3://e2e-watched/b.md"
+    );
+}
