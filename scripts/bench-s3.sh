@@ -46,7 +46,8 @@ sync_s = source["elapsed_ms"] / 1000
 run_s = report["elapsed_ms"] / 1000
 print(f"{sys.argv[1]}: {source['fetched']} fetched, {source['unchanged']} unchanged, "
       f"sync {sync_s:.2f} s ({listed / sync_s:.0f} objects/s); whole run {run_s:.2f} s, "
-      f"{report['files_indexed']} indexed ({listed / run_s:.0f} objects/s)")
+      f"{report['files_indexed']} indexed ({listed / run_s:.0f} objects/s); "
+      f"chunks embedded {report['chunks_embedded']}, from the cache {report['chunks_cached']}")
 PY
 report() { python3 "$work/report.py" "$1"; }
 "$shiori" --data-dir "$data" --json index | report "first index"

@@ -119,6 +119,10 @@ pub fn sync(
                 if entry.path != object.path || entry.groups != object.groups {
                     record(&files, &object, record_readers)?;
                 }
+                if entry.groups != object.groups {
+                    touch(&files.join(&object.path))
+                        .map_err(|error| ConnectorError::io(object.path.clone(), error))?;
+                }
                 manifest
                     .objects
                     .insert(object.id.clone(), entry_of(&object));
@@ -347,6 +351,15 @@ fn record(
 ) -> Result<(), ConnectorError> {
     record_readers(&files.join(&object.path), object.groups.as_deref())
         .map_err(|error| ConnectorError::io(object.path.clone(), error))
+}
+
+/// Marks a mirrored file as modified now, so the indexer, which skips files whose size and
+/// time are as it last saw them, reads it again with its new readers.
+fn touch(file: &Path) -> std::io::Result<()> {
+    std::fs::File::options()
+        .write(true)
+        .open(file)?
+        .set_modified(std::time::SystemTime::now())
 }
 
 fn move_mirrored(files: &Path, from: &str, to: &str) -> std::io::Result<()> {

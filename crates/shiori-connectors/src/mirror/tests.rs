@@ -206,3 +206,57 @@ fn an_unreadable_manifest_means_fetching_again_not_failing() {
     std::fs::write(dir.path().join(MANIFEST), b"{not json").unwrap();
     assert_eq!(run(&source, dir.path()).fetched, 1);
 }
+
+#[test]
+fn new_readers_alone_are_recorded_and_mark_the_file_changed_without_a_download() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Memory::default();
+    source.put("a.md", "alpha");
+    let recorded: Mutex<Vec<Option<Vec<String>>>> = Mutex::new(Vec::new());
+    let record = |_: &Path, groups: Option<&[String]>| {
+        recorded
+            .lock()
+            .unwrap()
+            .push(groups.map(<[String]>::to_vec));
+        Ok(())
+    };
+    sync(&url(), &source, dir.path(), &limits(), &record).unwrap();
+    let file = mirror_files(dir.path()).join("a.md");
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+
+    struct Regrouped<'a>(&'a Memory);
+    impl Connector for Regrouped<'_> {
+        fn list(&self, cursor: Option<&str>) -> Result<Listed, ConnectorError> {
+            let mut listed = self.0.list(cursor)?;
+            if let Listing::Complete(objects) = &mut listed.listing {
+                for object in objects {
+                    object.groups = Some(vec!["legal".into()]);
+                }
+            }
+            Ok(listed)
+        }
+        fn fetch(
+            &self,
+            o: &RemoteObject,
+            into: &mut dyn Write,
+            limit: u64,
+        ) -> Result<u64, ConnectorError> {
+            self.0.fetch(o, into, limit)
+        }
+    }
+    source.fetches();
+    let report = sync(&url(), &Regrouped(&source), dir.path(), &limits(), &record).unwrap();
+    assert_eq!((report.fetched, report.unchanged), (0, 1));
+    assert_eq!(source.fetches(), 0);
+    assert_eq!(
+        recorded.lock().unwrap().last().cloned(),
+        Some(Some(vec!["legal".to_string()]))
+    );
+    assert!(std::fs::metadata(&file).unwrap().modified().unwrap() > old);
+}
