@@ -8,7 +8,7 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use std::ops::ControlFlow;
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Why watching stopped short.
 #[derive(Debug, thiserror::Error)]
@@ -67,23 +67,27 @@ impl Engine {
                 return Ok(());
             }
         }
+        // Polls keep their own schedule, so a folder that changes all the time does not
+        // postpone them.
+        let mut next_poll = poll.map(|interval| Instant::now() + interval);
         loop {
-            let (changed, polling): (Vec<PathBuf>, bool) =
-                match settled_changes(&events, debounce, poll) {
-                    Wake::Changed(changed) => {
-                        let outside = |path: &PathBuf| !path.starts_with(&ignored);
-                        (changed.into_iter().filter(outside).collect(), false)
-                    }
-                    Wake::Poll => (Vec::new(), true),
-                    // The watcher is gone: nothing more will arrive.
-                    Wake::Gone => return Ok(()),
-                };
+            let wait = next_poll.map(|at| at.saturating_duration_since(Instant::now()));
+            let changed: Vec<PathBuf> = match settled_changes(&events, debounce, wait) {
+                Wake::Changed(changed) => changed
+                    .into_iter()
+                    .filter(|path| !path.starts_with(&ignored))
+                    .collect(),
+                Wake::Poll => Vec::new(),
+                // The watcher is gone: nothing more will arrive.
+                Wake::Gone => return Ok(()),
+            };
+            let polling = next_poll.is_some_and(|at| Instant::now() >= at);
+            if polling {
+                next_poll = poll.map(|interval| Instant::now() + interval);
+            }
             for ((target, target_roots), remote) in targets.iter().zip(&roots).zip(&polled) {
-                let due = if polling {
-                    *remote
-                } else {
-                    changed.iter().any(|path| is_indexable(path, target_roots))
-                };
+                let due = (polling && *remote)
+                    || changed.iter().any(|path| is_indexable(path, target_roots));
                 if !due {
                     continue;
                 }
