@@ -39,5 +39,8 @@ fi
 python3 -c "from PIL import features; assert features.check('raqm')" 2>/dev/null \
     && echo "== Pillow for the OCR test scans: $(python3 -c 'import PIL; print(PIL.__version__)')" \
     || echo "== Pillow with Raqm: MISSING (pip install pillow); the OCR tests will fail"
+versions=$(python3 -c 'import moto, wsgidav, boto3; print(f"moto {moto.__version__}, WsgiDAV {wsgidav.__version__}, boto3 {boto3.__version__}")' 2>/dev/null) \
+    && echo "== connector servers: $versions; git $(git --version | cut -d' ' -f3)" \
+    || echo "== connector servers: MISSING (pip install 'moto[server]' wsgidav cheroot); the S3 and WebDAV tests will fail"
 echo "== $(cargo --version), $(python3 --version)"
 exit 0
