@@ -22,7 +22,8 @@ mod webdav;
 
 pub use error::ConnectorError;
 pub use mirror::{
-    mirror_files, mirror_folder, sync, ObjectFailure, RecordReaders, SyncLimits, SyncReport,
+    mirror_files, mirror_folder, sync, sync_wanted, ObjectFailure, RecordReaders, SyncLimits,
+    SyncReport,
 };
 pub use settings::{ConnectorSettings, DriveSettings, WebDavSettings};
 pub use source_url::SourceUrl;

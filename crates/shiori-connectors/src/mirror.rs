@@ -79,6 +79,19 @@ pub fn sync(
     limits: &SyncLimits,
     record_readers: &RecordReaders,
 ) -> Result<SyncReport, ConnectorError> {
+    sync_wanted(url, connector, mirror, limits, record_readers, &|_| true)
+}
+
+/// [`sync`] of the objects whose path `wanted` takes (what the project's walk would index):
+/// the others are neither downloaded nor kept.
+pub fn sync_wanted(
+    url: &SourceUrl,
+    connector: &dyn Connector,
+    mirror: &Path,
+    limits: &SyncLimits,
+    record_readers: &RecordReaders,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<SyncReport, ConnectorError> {
     let files = mirror_files(mirror);
     let partial = mirror.join("partial");
     for folder in [&files, &partial] {
@@ -89,7 +102,8 @@ pub fn sync(
     let listed = connector.list(manifest.cursor.as_deref())?;
     let mut report = SyncReport::default();
     let (listed_objects, deleted, complete) = match listed.listing {
-        Listing::Complete(objects) => {
+        Listing::Complete(mut objects) => {
+            objects.retain(|object| wanted(&object.path));
             let present: HashSet<&str> = objects.iter().map(|o| o.id.as_str()).collect();
             let gone = manifest
                 .objects
@@ -99,7 +113,15 @@ pub fn sync(
                 .collect();
             (objects, gone, true)
         }
-        Listing::Changes { changed, deleted } => (changed, deleted, false),
+        Listing::Changes {
+            changed,
+            mut deleted,
+        } => {
+            let (kept, unwanted): (Vec<_>, Vec<_>) =
+                changed.into_iter().partition(|object| wanted(&object.path));
+            deleted.extend(unwanted.into_iter().map(|object| object.id));
+            (kept, deleted, false)
+        }
     };
     for id in deleted {
         if let Some(entry) = manifest.objects.remove(&id) {

@@ -5,8 +5,9 @@
 use crate::groups::write_groups_file;
 use crate::{Config, Engine, IndexFailure, ProjectConfig};
 use serde::Serialize;
-use shiori_connectors::{connect, mirror_folder, sync, SourceUrl, SyncLimits, SyncReport};
+use shiori_connectors::{connect, mirror_folder, sync_wanted, SourceUrl, SyncLimits, SyncReport};
 use shiori_core::{joined_groups, NO_READER_GROUP};
+use shiori_ingest::PathFilter;
 use std::path::Path;
 use std::time::Instant;
 
@@ -42,7 +43,7 @@ impl Engine {
                 source: url.to_string(),
                 ..SourceSync::default()
             };
-            match self.sync_remote(url) {
+            match self.sync_remote(url, project) {
                 Ok(report) => {
                     summary.fetched = report.fetched;
                     summary.unchanged = report.unchanged;
@@ -69,18 +70,29 @@ impl Engine {
         (syncs, failures)
     }
 
-    fn sync_remote(&self, url: &SourceUrl) -> Result<SyncReport, String> {
+    /// Syncs one source, downloading only what the project's walk would index.
+    fn sync_remote(&self, url: &SourceUrl, project: &ProjectConfig) -> Result<SyncReport, String> {
         let mirror = mirror_folder(&self.data_dir, url);
         std::fs::create_dir_all(&mirror)
             .map_err(|error| format!("{}: {error}", mirror.display()))?;
         let connector =
             connect(url, &self.config.connectors, &mirror).map_err(|error| error.with_causes())?;
+        let walk = self.walk_options(Some(project));
+        let filter = PathFilter::new(&walk).map_err(|error| error.to_string())?;
         let limits = SyncLimits {
-            max_object_bytes: self.walk_options(None).max_file_bytes,
+            max_object_bytes: walk.max_file_bytes,
             downloads: self.config.connectors.downloads,
         };
-        sync(url, connector.as_ref(), &mirror, &limits, &record_readers)
-            .map_err(|error| error.with_causes())
+        let wanted = |path: &str| filter.takes(Path::new(path));
+        sync_wanted(
+            url,
+            connector.as_ref(),
+            &mirror,
+            &limits,
+            &record_readers,
+            &wanted,
+        )
+        .map_err(|error| error.with_causes())
     }
 }
 

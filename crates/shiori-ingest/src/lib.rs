@@ -15,4 +15,4 @@ pub use hash::{content_hash, file_content_hash};
 pub use load::{is_supported, load_bytes, load_bytes_counting, load_file, JsonlStream, LoadedFile};
 pub use normalize::normalize;
 pub use samples::SampleError;
-pub use walk::{discover, unix_nanos, DiscoveredFile, WalkOptions};
+pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions};

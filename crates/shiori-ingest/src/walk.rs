@@ -86,6 +86,44 @@ struct Filter {
     exclude: Option<GlobSet>,
 }
 
+/// Which files a walk with some options takes, told from a path relative to the walked folder
+/// alone: a remote source's sync asks it before downloading an object the walk would skip.
+pub struct PathFilter(Filter);
+
+impl PathFilter {
+    pub fn new(options: &WalkOptions) -> Result<PathFilter, IngestError> {
+        Ok(PathFilter(Filter {
+            include: glob_set(&options.include)?,
+            exclude: glob_set(&options.exclude)?,
+        }))
+    }
+
+    /// Whether the walk takes the file at `relative`: no hidden or excluded name on the way
+    /// (an excluded folder takes its files with it), and the file itself included.
+    pub fn takes(&self, relative: &Path) -> bool {
+        let mut folder = PathBuf::new();
+        let components: Vec<&std::ffi::OsStr> = relative.iter().collect();
+        let Some((file, folders)) = components.split_last() else {
+            return false;
+        };
+        for name in folders {
+            folder.push(name);
+            if hidden(name) || self.0.excludes(&folder, Path::new(name)) {
+                return false;
+            }
+        }
+        let name = Path::new(file);
+        !hidden(file)
+            && !self.0.excludes(relative, name)
+            && self.0.includes(relative, name, relative)
+    }
+}
+
+fn hidden(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.') || name.starts_with("~$")
+}
+
 impl Filter {
     fn excludes(&self, relative: &Path, name: &Path) -> bool {
         self.exclude
@@ -165,10 +203,9 @@ fn walk_folder(root: &Path, filter: &Filter, found: &mut Found) {
 /// Hidden entries (`.git`, `.shiori`, editor lock files), Office lock files (`~$report.docx`,
 /// which are not documents) and excluded folders are not walked.
 fn skipped(entry: &DirEntry, root: &Path, filter: &Filter) -> bool {
-    let file_name = entry.file_name().to_string_lossy();
-    let hidden = file_name.starts_with('.') || file_name.starts_with("~$");
     let name = Path::new(entry.file_name());
-    hidden || (entry.file_type().is_dir() && filter.excludes(relative(entry, root), name))
+    hidden(entry.file_name())
+        || (entry.file_type().is_dir() && filter.excludes(relative(entry, root), name))
 }
 
 fn relative<'a>(entry: &'a DirEntry, root: &Path) -> &'a Path {
@@ -242,6 +279,36 @@ pub fn unix_nanos(time: SystemTime) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_filter_takes_what_the_walk_takes() {
+        let options = WalkOptions {
+            include: vec!["**/*.md".into()],
+            exclude: vec!["drafts".into(), "**/*.tmp.md".into()],
+            max_file_bytes: u64::MAX,
+        };
+        let filter = PathFilter::new(&options).unwrap();
+        for (path, taken) in [
+            ("guide.md", true),
+            ("team/notes.md", true),
+            ("team/notes.txt", false),
+            ("drafts/plan.md", false),
+            ("team/drafts/plan.md", false),
+            ("team/x.tmp.md", false),
+            (".hidden/a.md", false),
+            ("team/~$lock.md", false),
+        ] {
+            assert_eq!(filter.takes(Path::new(path)), taken, "{path}");
+        }
+        let defaults = PathFilter::new(&WalkOptions {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_bytes: u64::MAX,
+        })
+        .unwrap();
+        assert!(defaults.takes(Path::new("a/report.pdf")));
+        assert!(!defaults.takes(Path::new("a/image.psd")));
+    }
 
     fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("tempdir");

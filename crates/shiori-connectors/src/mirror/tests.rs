@@ -260,3 +260,40 @@ fn new_readers_alone_are_recorded_and_mark_the_file_changed_without_a_download()
     );
     assert!(std::fs::metadata(&file).unwrap().modified().unwrap() > old);
 }
+
+#[test]
+fn objects_the_walk_would_skip_are_neither_downloaded_nor_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Memory::default();
+    source.put("a.md", "alpha");
+    source.put("b.txt", "beta");
+    run(&source, dir.path());
+    assert_eq!(source.fetches(), 2);
+    let markdown = |path: &str| path.ends_with(".md");
+    let report = sync_wanted(
+        &url(),
+        &source,
+        dir.path(),
+        &limits(),
+        &no_readers,
+        &markdown,
+    )
+    .unwrap();
+    assert_eq!(
+        (report.fetched, report.unchanged, report.deleted),
+        (0, 1, 1)
+    );
+    assert_eq!(read(dir.path(), "b.txt"), None);
+    source.put("c.txt", "gamma");
+    let report = sync_wanted(
+        &url(),
+        &source,
+        dir.path(),
+        &limits(),
+        &no_readers,
+        &markdown,
+    )
+    .unwrap();
+    assert_eq!(report.fetched, 0);
+    assert_eq!(source.fetches(), 0);
+}
