@@ -129,13 +129,15 @@ pub fn sync_wanted(
             report.deleted += 1;
         }
     }
-    let wanted = place_objects(url, listed_objects, &manifest, &mut report);
+    let placed = place_objects(url, listed_objects, &manifest, &mut report);
     let mut fetch = Vec::new();
-    for object in wanted {
+    for object in placed {
         match manifest.objects.get(&object.id) {
             Some(entry) if entry.marker == object.marker && files.join(&entry.path).is_file() => {
                 if entry.path != object.path {
-                    move_mirrored(&files, &entry.path, &object.path)
+                    // What records the old path's readers must not outlive it.
+                    record_readers(&files.join(&entry.path), None)
+                        .and_then(|()| move_mirrored(&files, &entry.path, &object.path))
                         .map_err(|error| ConnectorError::io(object.path.clone(), error))?;
                 }
                 if entry.path != object.path || entry.groups != object.groups {
