@@ -43,23 +43,6 @@ pub enum ConnectorError {
 }
 
 impl ConnectorError {
-    /// The message followed by the causes under its source (every variant's message already
-    /// includes its source's): reqwest's "error sending request" leaves "connection refused" to
-    /// its own sources.
-    pub fn with_causes(&self) -> String {
-        let mut message = self.to_string();
-        let mut cause = std::error::Error::source(self).and_then(|source| source.source());
-        while let Some(error) = cause {
-            let text = error.to_string();
-            if !message.ends_with(&text) {
-                message.push_str(": ");
-                message.push_str(&text);
-            }
-            cause = error.source();
-        }
-        message
-    }
-
     pub(crate) fn transport(
         what: impl Into<String>,
         transient: bool,

@@ -8,7 +8,7 @@
 //! installed. Like `git`, gix reads the user's and the system's Git configuration (proxies,
 //! `url.*.insteadOf`, credential helpers).
 
-use crate::{Connector, ConnectorError, Listed, Listing, RemoteObject, SourceUrl};
+use crate::{Connector, ConnectorError, Listed, RemoteObject, SourceUrl};
 use gix::bstr::{BStr, ByteSlice};
 use gix::protocol::handshake::Ref;
 use gix::remote::Direction;
@@ -210,10 +210,7 @@ impl Connector for GitConnector {
             Some(commit) => self.files(&repository, commit)?,
             None => Vec::new(),
         };
-        Ok(Listed {
-            listing: Listing::Complete(objects),
-            cursor: None,
-        })
+        Ok(Listed::complete(objects))
     }
 
     fn fetch(

@@ -4,7 +4,7 @@
 
 use crate::ConnectorError;
 use reqwest::blocking::{Client, RequestBuilder, Response};
-use shiori_llm::{parse_retry_after, RetryPolicy};
+use shiori_llm::{parse_retry_after, RetryPolicy, Retryable};
 use std::io::{Read, Write};
 use std::time::{Duration, SystemTime};
 
@@ -28,19 +28,61 @@ pub(crate) fn send(
     what: &str,
     build: impl Fn() -> RequestBuilder,
 ) -> Result<Response, ConnectorError> {
-    RetryPolicy::default().run(|| {
-        let response = build().send().map_err(|error| request_error(what, error))?;
-        if response.status().is_success() {
-            return Ok(response);
-        }
-        Err(status_error(what, response))
+    send_judging(what, build, |what, response| {
+        status_error(what, response).into()
     })
 }
 
-/// A request that got no response.
-pub(crate) fn request_error(what: &str, error: reqwest::Error) -> ConnectorError {
-    let transient = error.is_connect() || error.is_timeout() || error.is_request();
-    ConnectorError::transport(what, transient, error)
+/// [`send`] with the caller judging each failed response: a source may say "slow down" in a
+/// status its number alone does not tell (Drive's 403 `rateLimitExceeded`).
+pub(crate) fn send_judging(
+    what: &str,
+    build: impl Fn() -> RequestBuilder,
+    judge: impl Fn(&str, Response) -> Refusal,
+) -> Result<Response, ConnectorError> {
+    RetryPolicy::default()
+        .run(|| {
+            let response = build().send().map_err(|error| {
+                let transient = error.is_connect() || error.is_timeout() || error.is_request();
+                Refusal::from(ConnectorError::transport(what, transient, error))
+            })?;
+            if response.status().is_success() {
+                return Ok(response);
+            }
+            Err(judge(what, response))
+        })
+        .map_err(|refusal| refusal.error)
+}
+
+/// A failed try, and whether another may succeed where the error alone would not say so.
+pub(crate) struct Refusal {
+    pub(crate) error: ConnectorError,
+    pub(crate) retry: bool,
+}
+
+impl From<ConnectorError> for Refusal {
+    fn from(error: ConnectorError) -> Refusal {
+        Refusal {
+            error,
+            retry: false,
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl Retryable for Refusal {
+    fn transient(&self) -> Option<Option<Duration>> {
+        if self.retry {
+            Some(None)
+        } else {
+            self.error.transient()
+        }
+    }
 }
 
 /// A response whose status is not a success.

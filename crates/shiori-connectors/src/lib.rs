@@ -69,6 +69,16 @@ pub struct Listed {
     pub cursor: Option<String>,
 }
 
+impl Listed {
+    /// Everything the source holds, for a connector without a change feed.
+    pub fn complete(objects: Vec<RemoteObject>) -> Listed {
+        Listed {
+            listing: Listing::Complete(objects),
+            cursor: None,
+        }
+    }
+}
+
 /// One kind of remote source.
 pub trait Connector: Send + Sync {
     /// Lists the source; `cursor` is what the previous listing returned, `None` on a first

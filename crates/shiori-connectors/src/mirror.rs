@@ -5,6 +5,7 @@
 
 use crate::{Connector, ConnectorError, Listing, RemoteObject, SourceUrl};
 use serde::{Deserialize, Serialize};
+use shiori_llm::error_chain;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -177,7 +178,7 @@ pub fn sync_wanted(
             }
             Err(error) => report.failures.push(ObjectFailure {
                 object: shown_object(url, &object.path),
-                reason: error.with_causes(),
+                reason: error_chain(&error),
             }),
         }
     }

@@ -5,7 +5,7 @@
 
 mod profile;
 
-use crate::{Connector, ConnectorError, Listed, Listing, RemoteObject};
+use crate::{Connector, ConnectorError, Listed, RemoteObject};
 use futures_util::StreamExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as StorePath;
@@ -107,10 +107,7 @@ impl Connector for S3Connector {
             }
             Ok::<_, ConnectorError>(objects)
         })?;
-        Ok(Listed {
-            listing: Listing::Complete(objects),
-            cursor: None,
-        })
+        Ok(Listed::complete(objects))
     }
 
     fn fetch(

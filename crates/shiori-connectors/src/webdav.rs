@@ -5,7 +5,7 @@
 
 mod multistatus;
 
-use crate::{http, Connector, ConnectorError, Listed, Listing, RemoteObject, WebDavSettings};
+use crate::{http, Connector, ConnectorError, Listed, RemoteObject, WebDavSettings};
 use multistatus::{DavResource, Properties};
 use percent_encoding::percent_decode_str;
 use reqwest::blocking::{Client, RequestBuilder};
@@ -202,10 +202,7 @@ impl Connector for WebDavConnector {
                 }
             }
         }
-        Ok(Listed {
-            listing: Listing::Complete(objects),
-            cursor: None,
-        })
+        Ok(Listed::complete(objects))
     }
 
     fn fetch(

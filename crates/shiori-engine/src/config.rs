@@ -589,16 +589,19 @@ impl Config {
         })
     }
 
-    /// Every remote source of every project, with the mirror folder its files are in.
+    /// Every remote source of every project (once, however many name it), with the mirror
+    /// folder its files are in.
     pub fn remote_mirrors(&self, data_dir: &Path) -> Vec<(SourceUrl, PathBuf)> {
-        let mut mirrors: Vec<(SourceUrl, PathBuf)> = self
+        let by_folder: BTreeMap<PathBuf, SourceUrl> = self
             .projects
             .values()
             .flat_map(Config::project_remotes)
-            .map(|url| (url.clone(), mirror_files(&mirror_folder(data_dir, url))))
+            .map(|url| (mirror_files(&mirror_folder(data_dir, url)), url.clone()))
             .collect();
-        mirrors.dedup();
-        mirrors
+        by_folder
+            .into_iter()
+            .map(|(folder, url)| (url, folder))
+            .collect()
     }
 
     /// The projects a two-stage search of `name` looks at second: its `related` list, or every

@@ -8,6 +8,7 @@ use serde::Serialize;
 use shiori_connectors::{connect, mirror_folder, sync_wanted, SourceUrl, SyncLimits, SyncReport};
 use shiori_core::{joined_groups, NO_READER_GROUP};
 use shiori_ingest::PathFilter;
+use shiori_llm::error_chain;
 use std::path::Path;
 use std::time::Instant;
 
@@ -76,7 +77,7 @@ impl Engine {
         std::fs::create_dir_all(&mirror)
             .map_err(|error| format!("{}: {error}", mirror.display()))?;
         let connector =
-            connect(url, &self.config.connectors, &mirror).map_err(|error| error.with_causes())?;
+            connect(url, &self.config.connectors, &mirror).map_err(|error| error_chain(&error))?;
         let walk = self.walk_options(Some(project));
         let filter = PathFilter::new(&walk).map_err(|error| error.to_string())?;
         let limits = SyncLimits {
@@ -92,7 +93,7 @@ impl Engine {
             &record_readers,
             &wanted,
         )
-        .map_err(|error| error.with_causes())
+        .map_err(|error| error_chain(&error))
     }
 }
 

@@ -245,12 +245,18 @@ impl Http {
     }
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+/// `error` followed by the errors that caused it (reqwest's "error sending request" leaves
+/// "connection refused" to its sources); a cause an error's own message already ends with (as
+/// `"{what}: {source}"` messages do) is not repeated.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
+        let text = cause.to_string();
+        if !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
         source = cause.source();
     }
     message

@@ -19,7 +19,7 @@ mod websearch;
 pub use anthropic::AnthropicChat;
 pub use embeddings::{ApiEmbedder, EmbeddingProtocol};
 pub use gemini::GeminiChat;
-pub use http::Endpoint;
+pub use http::{error_chain, Endpoint};
 pub use openai::OpenAiChat;
 pub use rerank::LlmReranker;
 pub use retry::{parse_retry_after, RetryPolicy, Retryable};

@@ -4,12 +4,11 @@
 //! `userRateLimitExceeded`.
 
 use super::auth::Tokens;
-use crate::{http, ConnectorError, DriveSettings};
+use crate::http::{self, Refusal};
+use crate::{ConnectorError, DriveSettings};
 use reqwest::blocking::{Client, Response};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use shiori_llm::{RetryPolicy, Retryable};
-use std::time::Duration;
 use url::Url;
 
 /// The fields read of every file (a partial response: Drive sends only what is asked).
@@ -287,70 +286,32 @@ impl Api {
     }
 
     fn send(&self, what: &str, url: &Url, token: &str) -> Result<Response, ConnectorError> {
-        RetryPolicy::default()
-            .run(|| {
-                let response = self
-                    .client
-                    .get(url.clone())
-                    .bearer_auth(token)
-                    .send()
-                    .map_err(|error| Failure::from(http::request_error(what, error)))?;
-                match response.status().as_u16() {
-                    200..=299 => Ok(response),
-                    403 => Err(forbidden(what, &response.text().unwrap_or_default())),
-                    _ => Err(Failure::from(http::status_error(what, response))),
-                }
-            })
-            .map_err(|failure| failure.error)
-    }
-}
-
-/// A failed try; Drive's 403 rate limits are worth another, unlike its other 403s.
-struct Failure {
-    error: ConnectorError,
-    rate_limited: bool,
-}
-
-impl From<ConnectorError> for Failure {
-    fn from(error: ConnectorError) -> Failure {
-        Failure {
-            error,
-            rate_limited: false,
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.error.fmt(f)
-    }
-}
-
-impl Retryable for Failure {
-    fn transient(&self) -> Option<Option<Duration>> {
-        if self.rate_limited {
-            Some(None)
-        } else {
-            self.error.transient()
-        }
+        let build = || self.client.get(url.clone()).bearer_auth(token);
+        http::send_judging(what, build, |what, response| {
+            if response.status().as_u16() == 403 {
+                forbidden(what, &response.text().unwrap_or_default())
+            } else {
+                http::status_error(what, response).into()
+            }
+        })
     }
 }
 
 /// What a 403 means, from the reasons in its body.
-fn forbidden(what: &str, body: &str) -> Failure {
+fn forbidden(what: &str, body: &str) -> Refusal {
     let detail = serde_json::from_str::<ErrorBody>(body)
         .unwrap_or_default()
         .error;
     let has = |reason: &str| detail.errors.iter().any(|error| error.reason == reason);
     if has("exportSizeLimitExceeded") {
-        return Failure::from(ConnectorError::protocol(
+        return Refusal::from(ConnectorError::protocol(
             what,
             "Google exports Docs, Sheets and Slides files of at most 10 MB, and this one is \
              larger (exportSizeLimitExceeded); it is not mirrored",
         ));
     }
     let message = detail.message.trim();
-    Failure {
+    Refusal {
         error: ConnectorError::Status {
             what: what.to_string(),
             status: 403,
@@ -361,7 +322,7 @@ fn forbidden(what: &str, body: &str) -> Failure {
                 format!(": {message}")
             },
         },
-        rate_limited: has("rateLimitExceeded") || has("userRateLimitExceeded"),
+        retry: has("rateLimitExceeded") || has("userRateLimitExceeded"),
     }
 }
 
@@ -373,13 +334,14 @@ fn quoted(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shiori_llm::Retryable;
 
     #[test]
     fn a_rate_limit_403_is_retried_and_other_403s_are_not() {
         let body = r#"{"error": {"code": 403, "message": "User Rate Limit Exceeded",
             "errors": [{"domain": "usageLimits", "reason": "userRateLimitExceeded"}]}}"#;
         let failure = forbidden("x", body);
-        assert!(failure.rate_limited && failure.transient().is_some());
+        assert!(failure.retry && failure.transient().is_some());
         let body = r#"{"error": {"message": "Insufficient permissions",
             "errors": [{"reason": "insufficientFilePermissions"}]}}"#;
         let failure = forbidden("x", body);
