@@ -135,9 +135,11 @@ pub enum ChatError {
     /// The prompt does not fit the model's context window.
     #[error("the prompt is too long for {provider}: {message}")]
     ContextTooLong { provider: String, message: String },
-    /// The token sink broke off the generation; the upstream request was dropped.
+    /// The token sink broke off the generation; the upstream request was dropped. `usage` is
+    /// what the generation spent until then, where the provider knows it (a local model), so
+    /// a reply the caller stopped is still accounted for.
     #[error("{provider}: the generation was cancelled")]
-    Cancelled { provider: String },
+    Cancelled { provider: String, usage: Usage },
 }
 
 /// Receives generated text as it streams in; `Break` stops the generation (and drops the

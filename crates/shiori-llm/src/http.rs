@@ -3,7 +3,7 @@
 
 use crate::retry::{parse_retry_after, RetryPolicy, Retryable};
 use reqwest::blocking::{Client, RequestBuilder, Response};
-use shiori_core::{ChatError, EmbedError, TokenReceiver, WebSearchError};
+use shiori_core::{ChatError, EmbedError, TokenReceiver, Usage, WebSearchError};
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, SystemTime};
 use thiserror::Error;
@@ -122,7 +122,10 @@ impl From<HttpError> for ChatError {
             },
             FailureKind::Permanent => ChatError::Permanent { provider, message },
             FailureKind::ContextTooLong => ChatError::ContextTooLong { provider, message },
-            FailureKind::Cancelled => ChatError::Cancelled { provider },
+            FailureKind::Cancelled => ChatError::Cancelled {
+                provider,
+                usage: Usage::default(),
+            },
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::prompts;
 use crate::run::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
 use crate::verify::{Checker, Stop};
 use crate::RagError;
-use shiori_core::{Answer, ChatError, Retrieval, Source, TokenReceiver};
+use shiori_core::{Answer, ChatError, ChatResponse, Retrieval, Source, TokenReceiver};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -82,10 +82,13 @@ impl Run<'_, '_> {
         // were kept (and maybe shown), ends with what was kept; a sentence cut off is dropped.
         let out_of_time = self.listener.is_expired() && !checked.checker.kept.is_empty();
         let response = match outcome {
-            Err(ChatError::Cancelled { .. })
+            Err(ChatError::Cancelled { usage, .. })
                 if checked.checker.stopped.is_some() || out_of_time =>
             {
-                Default::default()
+                ChatResponse {
+                    usage,
+                    ..ChatResponse::default()
+                }
             }
             outcome => self.listener.cancelled_or(outcome)?,
         };
@@ -253,7 +256,9 @@ mod tests {
     use crate::test_support::test_params;
     use crate::test_support::{one_model_pipelines, FixedCorpus};
     use crate::{AnswerEvent, Listener, PipelineKind};
-    use shiori_core::{ChatError, ChatModel, ChatRequest, ChatResponse, PriceTable, TokenSink};
+    use shiori_core::{
+        ChatError, ChatModel, ChatRequest, ChatResponse, PriceTable, TokenSink, Usage,
+    };
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Mutex;
 
@@ -283,8 +288,13 @@ mod tests {
                 }
                 *self.written.lock().unwrap() += 1;
                 if sink.token(piece).is_break() {
+                    // One token a piece, as a local model counts what it generated.
                     return Err(ChatError::Cancelled {
                         provider: self.model_id().to_string(),
+                        usage: Usage {
+                            prompt_tokens: 10,
+                            completion_tokens: index as u64 + 1,
+                        },
                     });
                 }
                 content.push_str(piece);
@@ -363,6 +373,10 @@ mod tests {
             "stopped once the unsupported sentence was complete"
         );
         assert!(answer.degraded.is_none());
+        assert_eq!(
+            answer.usage.completion_tokens, 4,
+            "what the stopped model generated still counts"
+        );
         let check = answer
             .trace
             .steps

@@ -273,6 +273,7 @@ mod tests {
                 .push((sink.wants_pieces(), go_on));
             Err(ChatError::Cancelled {
                 provider: self.model_id().to_string(),
+                usage: Usage::default(),
             })
         }
     }

@@ -404,9 +404,14 @@ impl ChatModel for GgufChatModel {
             .generate(session, &prompt, max_new, &mut sampler, &mut reply)
             .map_err(|e| self.failure(e))?;
         drop(slot);
+        let usage = Usage {
+            prompt_tokens: prompt.len() as u64,
+            completion_tokens: completion_tokens as u64,
+        };
         if reply.is_cancelled() {
             return Err(ChatError::Cancelled {
                 provider: self.model_id.clone(),
+                usage,
             });
         }
         let reply = reply.into_text();
@@ -418,10 +423,7 @@ impl ChatModel for GgufChatModel {
         Ok(ChatResponse {
             content,
             tool_calls,
-            usage: Usage {
-                prompt_tokens: prompt.len() as u64,
-                completion_tokens: completion_tokens as u64,
-            },
+            usage,
             model: self.model_id.clone(),
         })
     }
