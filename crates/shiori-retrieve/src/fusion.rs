@@ -1,4 +1,5 @@
-use shiori_core::{FusionKind, RetrievalConfig};
+use crate::gate_model::GATE;
+use shiori_core::{FusionKind, RelevanceSignals, RetrievalConfig};
 use std::collections::HashMap;
 
 /// A candidate after fusion, with the scores each retriever gave it.
@@ -107,6 +108,8 @@ impl Spread {
 ///   Neither depends on the scale of its scores; the BM25 ratio keeps how far a clear lexical
 ///   match stands out. A candidate one list misses gets its own score there from `missed`: for
 ///   BM25, 0 when no term matches it.
+/// - Adaptive is normalised fusion with the BM25 weight of this query: the fitted gate's
+///   ([`crate::FusionGate`]) reading of the query's `signals`.
 /// - Linear adds the raw scores, `dense cosine + bm25_weight * bm25`. A candidate one list misses
 ///   scored at most that list's last candidate there, so it gets that score.
 pub fn fuse(
@@ -114,6 +117,7 @@ pub fn fuse(
     bm25: &[(u64, f32)],
     missed: &MissedScores,
     config: &RetrievalConfig,
+    signals: Option<&RelevanceSignals>,
 ) -> Vec<Fused> {
     let candidates = config.candidates.max(config.top_k);
     let (dense, bm25) = (
@@ -136,6 +140,10 @@ pub fn fuse(
     }
     let (dense_range, bm25_range) = (Range::of(dense), Range::of(bm25));
     let (dense_spread, bm25_spread) = (Spread::of(dense), Spread::of(bm25));
+    let normalised_bm25_weight = match config.fusion {
+        FusionKind::Adaptive => GATE.bm25_weight(signals),
+        _ => config.normalised_bm25_weight,
+    };
     let score = |key: u64, dense: Option<Placing>, bm25: Option<Placing>| -> f32 {
         match config.fusion {
             FusionKind::Rrf => [dense, bm25]
@@ -147,7 +155,7 @@ pub fn fuse(
                 dense.map_or(0.0, |p| config.alpha * dense_range.normalise(p.raw))
                     + bm25.map_or(0.0, |p| (1.0 - config.alpha) * bm25_range.normalise(p.raw))
             }
-            FusionKind::Normalised => {
+            FusionKind::Normalised | FusionKind::Adaptive => {
                 // A candidate the store no longer holds has no cosine: the lowest candidate's
                 // stands in.
                 let dense = dense.map_or_else(
@@ -160,7 +168,7 @@ pub fn fuse(
                 let bm25 =
                     bm25.map_or_else(|| missed.bm25.get(&key).copied().unwrap_or(0.0), |p| p.raw);
                 dense_spread.standardise(dense)
-                    + config.normalised_bm25_weight * bm25_spread.relative(bm25)
+                    + normalised_bm25_weight * bm25_spread.relative(bm25)
             }
             FusionKind::Linear => {
                 dense.map_or(dense_range.min, |p| p.raw)
@@ -215,7 +223,13 @@ mod tests {
     fn rrf_rewards_agreement() {
         let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
         let bm25 = [(2, 12.0), (4, 11.0), (1, 3.0)];
-        let fused = fuse(&dense, &bm25, &none(), &config(FusionKind::Rrf, 0.5, 0.0));
+        let fused = fuse(
+            &dense,
+            &bm25,
+            &none(),
+            &config(FusionKind::Rrf, 0.5, 0.0),
+            None,
+        );
         assert_eq!(fused[0].key, 2, "rank 2 + rank 1 beats rank 1 + rank 3");
         assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
         assert_eq!(fused[1].key, 1);
@@ -235,6 +249,7 @@ mod tests {
             &bm25,
             &none(),
             &config(FusionKind::Weighted, 0.8, 0.0),
+            None,
         );
         assert_eq!(dense_heavy[0].key, 1);
         assert!((dense_heavy[0].score - 0.8).abs() < 1e-6);
@@ -243,6 +258,7 @@ mod tests {
             &bm25,
             &none(),
             &config(FusionKind::Weighted, 0.2, 0.0),
+            None,
         );
         assert_eq!(bm25_heavy[0].key, 2);
     }
@@ -256,6 +272,7 @@ mod tests {
             &bm25,
             &none(),
             &config(FusionKind::Linear, 0.0, 0.01),
+            None,
         );
         let score = |key: u64| fused.iter().find(|f| f.key == key).unwrap().score;
         assert!((score(2) - (0.88 + 0.40)).abs() < 1e-6);
@@ -277,6 +294,7 @@ mod tests {
             &bm25,
             &none(),
             &config(FusionKind::Linear, 0.0, 0.0),
+            None,
         );
         assert_eq!(dense_only[0].key, 1, "weight 0 ranks by cosine alone");
     }
@@ -290,12 +308,12 @@ mod tests {
             normalised_bm25_weight: 2.0,
             ..RetrievalConfig::default()
         };
-        let fused = fuse(&dense, &bm25, &missed(&[(4, 0.70)], &[]), &config);
+        let fused = fuse(&dense, &bm25, &missed(&[(4, 0.70)], &[]), &config, None);
         let scaled_bm25 = bm25.map(|(key, score)| (key, 3.0 * score));
         let shift = |score: f32| 0.5 * score - 0.1;
         let shifted_dense = dense.map(|(key, score)| (key, shift(score)));
         let shifted_missed = missed(&[(4, shift(0.70))], &[]);
-        let rescaled = fuse(&shifted_dense, &scaled_bm25, &shifted_missed, &config);
+        let rescaled = fuse(&shifted_dense, &scaled_bm25, &shifted_missed, &config, None);
         for (a, b) in fused.iter().zip(&rescaled) {
             assert_eq!(a.key, b.key);
             assert!((a.score - b.score).abs() < 1e-4, "{a:?} {b:?}");
@@ -320,6 +338,37 @@ mod tests {
     }
 
     #[test]
+    fn adaptive_is_normalised_at_the_gates_weight_for_the_query() {
+        let dense = [(1, 0.90), (2, 0.86), (3, 0.80)];
+        let bm25 = [(2, 40.0), (4, 30.0), (1, 20.0)];
+        let lookups = missed(&[(4, 0.70)], &[(3, 0.0)]);
+        let adaptive = |signals: &RelevanceSignals| {
+            let config = RetrievalConfig {
+                fusion: FusionKind::Adaptive,
+                ..RetrievalConfig::default()
+            };
+            fuse(&dense, &bm25, &lookups, &config, Some(signals))
+        };
+        let normalised = |weight: f32| {
+            let config = RetrievalConfig {
+                fusion: FusionKind::Normalised,
+                normalised_bm25_weight: weight,
+                ..RetrievalConfig::default()
+            };
+            fuse(&dense, &bm25, &lookups, &config, None)
+        };
+        for overlap in [0.0, 0.5, 1.0] {
+            let signals = RelevanceSignals {
+                overlap,
+                bm25_coverage: 1.0,
+                ..RelevanceSignals::default()
+            };
+            let weight = GATE.bm25_weight(Some(&signals));
+            assert_eq!(adaptive(&signals), normalised(weight), "{overlap}");
+        }
+    }
+
+    #[test]
     fn normalised_scores_a_missed_candidate_by_its_own_score() {
         let config = RetrievalConfig {
             fusion: FusionKind::Normalised,
@@ -331,7 +380,7 @@ mod tests {
         let dense = [(1, 0.90), (2, 0.80), (3, 0.75), (4, 0.40)];
         let bm25 = [(3, 30.0), (5, 10.0), (1, 6.0), (6, 2.0)];
         let store = missed(&[(3, 0.70), (5, 0.40)], &[(1, 6.0)]);
-        let fused = fuse(&dense, &bm25, &store, &config);
+        let fused = fuse(&dense, &bm25, &store, &config, None);
         let keys: Vec<u64> = fused.iter().map(|f| f.key).collect();
         assert_eq!(
             keys.len(),
@@ -365,10 +414,11 @@ mod tests {
             FusionKind::Rrf,
             FusionKind::Weighted,
             FusionKind::Normalised,
+            FusionKind::Adaptive,
             FusionKind::Linear,
         ] {
-            assert!(fuse(&[], &[], &none(), &config(kind, 0.5, 0.003)).is_empty());
-            let only_bm25 = fuse(&[], &[(7, 1.0)], &none(), &config(kind, 0.5, 0.003));
+            assert!(fuse(&[], &[], &none(), &config(kind, 0.5, 0.003), None).is_empty());
+            let only_bm25 = fuse(&[], &[(7, 1.0)], &none(), &config(kind, 0.5, 0.003), None);
             assert_eq!(only_bm25.len(), 1);
             assert_eq!(only_bm25[0].dense, None);
             assert!(only_bm25[0].score.is_finite(), "{kind:?}");

@@ -6,6 +6,8 @@
 mod calibration;
 mod decay;
 mod fusion;
+mod gate;
+mod gate_model;
 mod refusal;
 mod refusal_model;
 mod rerank;
@@ -16,6 +18,8 @@ mod two_stage;
 pub use calibration::{features, RefusalModel, FEATURES};
 pub use decay::decay_factor;
 pub use fusion::{fuse, Fused, MissedScores};
+pub use gate::{gate_features, FusionGate, GATE_FEATURES};
+pub use gate_model::GATE;
 pub use refusal::{decide, default_cosine};
 pub use rerank::rerank;
 pub use retriever::{RetrieveError, Retriever};

@@ -95,6 +95,7 @@ mod tests {
             agreement: m[5],
             query_length: 3.0,
             japanese: m[6],
+            ..RelevanceSignals::default()
         }
     }
 

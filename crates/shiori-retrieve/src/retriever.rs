@@ -115,13 +115,14 @@ impl Retriever<'_> {
             mut stages,
         } = lists;
         let missed = match (config.mode, config.fusion) {
-            (RetrievalMode::Hybrid, FusionKind::Normalised) => self.missed_scores(
-                query,
-                access,
-                vector,
-                [&dense, &bm25].map(|list| &list[..list.len().min(candidates)]),
-                &mut stages,
-            )?,
+            (RetrievalMode::Hybrid, FusionKind::Normalised | FusionKind::Adaptive) => self
+                .missed_scores(
+                    query,
+                    access,
+                    vector,
+                    [&dense, &bm25].map(|list| &list[..list.len().min(candidates)]),
+                    &mut stages,
+                )?,
             _ => MissedScores::default(),
         };
         let mut lap = Instant::now();
@@ -138,7 +139,7 @@ impl Retriever<'_> {
             RetrievalMode::Bm25 => {
                 single(&bm25[..bm25.len().min(candidates)], |f, s| f.bm25 = Some(s))
             }
-            RetrievalMode::Hybrid => fuse(&dense, &bm25, &missed, config),
+            RetrievalMode::Hybrid => fuse(&dense, &bm25, &missed, config, signals.as_ref()),
         };
 
         stage_ms(&mut stages.fuse_ms);

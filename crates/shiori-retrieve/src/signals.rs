@@ -9,6 +9,9 @@ use shiori_core::RelevanceSignals;
 /// the scale it was fitted on.
 pub const SIGNAL_DEPTH: usize = 50;
 
+/// How many of each list's first candidates `overlap` compares.
+pub const OVERLAP_DEPTH: usize = 10;
+
 /// The signals of `query` given its dense and BM25 candidates (each best first, scores raw);
 /// `None` when the dense retriever found nothing, so there is no evidence of relevance.
 pub fn relevance_signals(
@@ -41,7 +44,21 @@ pub fn relevance_signals(
         } else {
             0.0
         },
+        overlap: overlap(dense, bm25),
+        bm25_coverage: (bm25.len() as f32 / dense.len() as f32).min(1.0),
     })
+}
+
+/// The share of BM25's first [`OVERLAP_DEPTH`] candidates among the dense retriever's first
+/// [`OVERLAP_DEPTH`].
+fn overlap(dense: &[(u64, f32)], bm25: &[(u64, f32)]) -> f32 {
+    let dense = &dense[..dense.len().min(OVERLAP_DEPTH)];
+    let shared = bm25
+        .iter()
+        .take(OVERLAP_DEPTH)
+        .filter(|(key, _)| dense.iter().any(|(other, _)| other == key))
+        .count();
+    shared as f32 / OVERLAP_DEPTH as f32
 }
 
 #[cfg(test)]
@@ -64,6 +81,21 @@ mod tests {
         assert_eq!(signals.agreement, 0.5, "the dense best is BM25's second");
         assert!((signals.query_length - 4f32.ln()).abs() < 1e-6);
         assert_eq!(signals.japanese, 0.0);
+        assert_eq!(
+            signals.overlap, 0.2,
+            "1 and 2 are among both lists' first ten"
+        );
+        assert_eq!(signals.bm25_coverage, 1.0);
+    }
+
+    #[test]
+    fn coverage_falls_when_fewer_chunks_match_a_term_than_the_dense_list_holds() {
+        let dense: Vec<(u64, f32)> = (0..20).map(|i| (i, 0.9 - i as f32 * 0.01)).collect();
+        let signals = relevance_signals("q", &dense, &[(3, 5.0), (12, 2.0)]).unwrap();
+        assert_eq!(signals.bm25_coverage, 0.1);
+        assert_eq!(signals.overlap, 0.1, "12 is not among the dense first ten");
+        let none = relevance_signals("q", &dense, &[]).unwrap();
+        assert_eq!((none.bm25_coverage, none.overlap), (0.0, 0.0));
     }
 
     #[test]

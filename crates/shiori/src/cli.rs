@@ -89,7 +89,7 @@ pub struct RetrievalArgs {
     pub mode: Option<RetrievalMode>,
     #[arg(long)]
     pub top_k: Option<usize>,
-    /// rrf, weighted, normalised or linear.
+    /// adaptive, normalised, linear, weighted or rrf.
     #[arg(long, value_parser = named::<FusionKind>)]
     pub fusion: Option<FusionKind>,
     /// RRF constant k.
@@ -101,7 +101,8 @@ pub struct RetrievalArgs {
     /// Weight of the raw BM25 score in linear fusion.
     #[arg(long)]
     pub bm25_weight: Option<f32>,
-    /// Weight of BM25 relative to its candidates' mean in normalised fusion.
+    /// Weight of BM25 relative to its candidates' mean in normalised fusion (adaptive fusion
+    /// decides it per query).
     #[arg(long)]
     pub normalised_bm25_weight: Option<f32>,
 }

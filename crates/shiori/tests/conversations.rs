@@ -115,7 +115,7 @@ fn follow_ups_without_a_chat_model(backend: Backend) {
         ),
         (
             "共有リンクの有効期限は最長何日ですか？",
-            "パスワードで保護できますか？",
+            "パスワードは付けられますか？",
             SHARING,
         ),
     ] {
