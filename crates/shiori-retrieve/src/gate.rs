@@ -65,9 +65,9 @@ mod tests {
     fn the_weight_is_the_exponent_of_the_standardised_sum() {
         let at_means = GATE.bm25_weight(Some(&signals(1.0, 2.0, 0.5)));
         assert!((at_means - 1f32.exp()).abs() < 1e-5);
-        let longer = GATE.bm25_weight(Some(&signals(1.0, 3.0, 0.5)));
+        let one_scale_up = GATE.bm25_weight(Some(&signals(1.0, 3.0, 0.5)));
         assert!(
-            (longer - 2f32.exp()).abs() < 1e-5,
+            (one_scale_up - 2f32.exp()).abs() < 1e-5,
             "one scale up adds its weight, 1"
         );
         let japanese = GATE.bm25_weight(Some(&signals(1.0, 2.0, 1.0)));

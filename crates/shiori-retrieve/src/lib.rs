@@ -18,7 +18,7 @@ mod two_stage;
 pub use calibration::{features, RefusalModel, FEATURES};
 pub use decay::decay_factor;
 pub use fusion::{fuse, Fused, MissedScores};
-pub use gate::{gate_features, FusionGate, GATE_FEATURES};
+pub use gate::FusionGate;
 pub use gate_model::GATE;
 pub use refusal::{decide, default_cosine};
 pub use rerank::rerank;

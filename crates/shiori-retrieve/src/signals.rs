@@ -10,7 +10,7 @@ use shiori_core::RelevanceSignals;
 pub const SIGNAL_DEPTH: usize = 50;
 
 /// How many of each list's first candidates `overlap` compares.
-pub const OVERLAP_DEPTH: usize = 10;
+const OVERLAP_DEPTH: usize = 10;
 
 /// The signals of `query` given its dense and BM25 candidates (each best first, scores raw);
 /// `None` when the dense retriever found nothing, so there is no evidence of relevance.
