@@ -52,10 +52,7 @@ pub fn discover(
     roots: &[PathBuf],
     options: &WalkOptions,
 ) -> Result<(Vec<DiscoveredFile>, Vec<IngestFailure>), IngestError> {
-    let filter = Filter {
-        include: glob_set(&options.include)?,
-        exclude: glob_set(&options.exclude)?,
-    };
+    let filter = Filter::new(options)?;
     let mut found = Found {
         max_file_bytes: options.max_file_bytes,
         files: BTreeMap::new(),
@@ -92,10 +89,7 @@ pub struct PathFilter(Filter);
 
 impl PathFilter {
     pub fn new(options: &WalkOptions) -> Result<PathFilter, IngestError> {
-        Ok(PathFilter(Filter {
-            include: glob_set(&options.include)?,
-            exclude: glob_set(&options.exclude)?,
-        }))
+        Filter::new(options).map(PathFilter)
     }
 
     /// Whether the walk takes the file at `relative`: no hidden or excluded name on the way
@@ -125,6 +119,13 @@ fn hidden(name: &std::ffi::OsStr) -> bool {
 }
 
 impl Filter {
+    fn new(options: &WalkOptions) -> Result<Filter, IngestError> {
+        Ok(Filter {
+            include: glob_set(&options.include)?,
+            exclude: glob_set(&options.exclude)?,
+        })
+    }
+
     fn excludes(&self, relative: &Path, name: &Path) -> bool {
         self.exclude
             .as_ref()

@@ -270,30 +270,25 @@ fn objects_the_walk_would_skip_are_neither_downloaded_nor_kept() {
     run(&source, dir.path());
     assert_eq!(source.fetches(), 2);
     let markdown = |path: &str| path.ends_with(".md");
-    let report = sync_wanted(
-        &url(),
-        &source,
-        dir.path(),
-        &limits(),
-        &no_readers,
-        &markdown,
-    )
-    .unwrap();
+    let sync_markdown = || {
+        sync_wanted(
+            &url(),
+            &source,
+            dir.path(),
+            &limits(),
+            &no_readers,
+            &markdown,
+        )
+        .unwrap()
+    };
+    let report = sync_markdown();
     assert_eq!(
         (report.fetched, report.unchanged, report.deleted),
         (0, 1, 1)
     );
     assert_eq!(read(dir.path(), "b.txt"), None);
     source.put("c.txt", "gamma");
-    let report = sync_wanted(
-        &url(),
-        &source,
-        dir.path(),
-        &limits(),
-        &no_readers,
-        &markdown,
-    )
-    .unwrap();
+    let report = sync_markdown();
     assert_eq!(report.fetched, 0);
     assert_eq!(source.fetches(), 0);
 }
