@@ -33,8 +33,9 @@ pub enum FusionKind {
     /// depends on the corpus, the query length or the embedder's cosine range.
     Normalised,
     /// Normalised fusion with a BM25 weight decided per query from the query's relevance
-    /// signals (how much of BM25's first ten the dense retriever also found, how many chunks
-    /// BM25 matched, the question's language), by a gate fitted on the dev sets.
+    /// signals (how much of BM25's first ten the dense retriever also found, how far BM25's
+    /// best stands above its candidates' mean, how many chunks BM25 matched, the question's
+    /// language), by a gate fitted on the dev sets.
     #[default]
     Adaptive,
     /// `dense cosine + bm25_weight * bm25`: raw scores. The weight fits one BM25 scale only,

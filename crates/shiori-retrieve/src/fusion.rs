@@ -109,7 +109,7 @@ impl Spread {
 ///   match stands out. A candidate one list misses gets its own score there from `missed`: for
 ///   BM25, 0 when no term matches it.
 /// - Adaptive is normalised fusion with the BM25 weight of this query: the fitted gate's
-///   ([`crate::FusionGate`]) reading of the query's `signals`.
+///   (`gate.rs`) reading of the query's `signals`.
 /// - Linear adds the raw scores, `dense cosine + bm25_weight * bm25`. A candidate one list misses
 ///   scored at most that list's last candidate there, so it gets that score.
 pub fn fuse(
@@ -208,8 +208,16 @@ mod tests {
         }
     }
 
-    fn none() -> MissedScores {
-        MissedScores::default()
+    /// `fuse` with nothing looked up for missed candidates and no relevance signals.
+    fn fuse_plain(
+        dense: &[(u64, f32)],
+        bm25: &[(u64, f32)],
+        fusion: FusionKind,
+        alpha: f32,
+        bm25_weight: f32,
+    ) -> Vec<Fused> {
+        let config = config(fusion, alpha, bm25_weight);
+        fuse(dense, bm25, &MissedScores::default(), &config, None)
     }
 
     fn missed(dense: &[(u64, f32)], bm25: &[(u64, f32)]) -> MissedScores {
@@ -223,13 +231,7 @@ mod tests {
     fn rrf_rewards_agreement() {
         let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
         let bm25 = [(2, 12.0), (4, 11.0), (1, 3.0)];
-        let fused = fuse(
-            &dense,
-            &bm25,
-            &none(),
-            &config(FusionKind::Rrf, 0.5, 0.0),
-            None,
-        );
+        let fused = fuse_plain(&dense, &bm25, FusionKind::Rrf, 0.5, 0.0);
         assert_eq!(fused[0].key, 2, "rank 2 + rank 1 beats rank 1 + rank 3");
         assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
         assert_eq!(fused[1].key, 1);
@@ -244,22 +246,10 @@ mod tests {
     fn weighted_follows_alpha() {
         let dense = [(1, 0.9), (2, 0.5)];
         let bm25 = [(2, 10.0), (1, 2.0)];
-        let dense_heavy = fuse(
-            &dense,
-            &bm25,
-            &none(),
-            &config(FusionKind::Weighted, 0.8, 0.0),
-            None,
-        );
+        let dense_heavy = fuse_plain(&dense, &bm25, FusionKind::Weighted, 0.8, 0.0);
         assert_eq!(dense_heavy[0].key, 1);
         assert!((dense_heavy[0].score - 0.8).abs() < 1e-6);
-        let bm25_heavy = fuse(
-            &dense,
-            &bm25,
-            &none(),
-            &config(FusionKind::Weighted, 0.2, 0.0),
-            None,
-        );
+        let bm25_heavy = fuse_plain(&dense, &bm25, FusionKind::Weighted, 0.2, 0.0);
         assert_eq!(bm25_heavy[0].key, 2);
     }
 
@@ -267,13 +257,7 @@ mod tests {
     fn linear_adds_raw_scores_and_floors_what_a_list_missed() {
         let dense = [(1, 0.90), (2, 0.88), (3, 0.80)];
         let bm25 = [(2, 40.0), (4, 30.0), (1, 10.0)];
-        let fused = fuse(
-            &dense,
-            &bm25,
-            &none(),
-            &config(FusionKind::Linear, 0.0, 0.01),
-            None,
-        );
+        let fused = fuse_plain(&dense, &bm25, FusionKind::Linear, 0.0, 0.01);
         let score = |key: u64| fused.iter().find(|f| f.key == key).unwrap().score;
         assert!((score(2) - (0.88 + 0.40)).abs() < 1e-6);
         assert!((score(1) - (0.90 + 0.10)).abs() < 1e-6);
@@ -289,13 +273,7 @@ mod tests {
             fused.iter().map(|f| f.key).collect::<Vec<_>>(),
             [2, 4, 1, 3]
         );
-        let dense_only = fuse(
-            &dense,
-            &bm25,
-            &none(),
-            &config(FusionKind::Linear, 0.0, 0.0),
-            None,
-        );
+        let dense_only = fuse_plain(&dense, &bm25, FusionKind::Linear, 0.0, 0.0);
         assert_eq!(dense_only[0].key, 1, "weight 0 ranks by cosine alone");
     }
 
@@ -417,8 +395,8 @@ mod tests {
             FusionKind::Adaptive,
             FusionKind::Linear,
         ] {
-            assert!(fuse(&[], &[], &none(), &config(kind, 0.5, 0.003), None).is_empty());
-            let only_bm25 = fuse(&[], &[(7, 1.0)], &none(), &config(kind, 0.5, 0.003), None);
+            assert!(fuse_plain(&[], &[], kind, 0.5, 0.003).is_empty());
+            let only_bm25 = fuse_plain(&[], &[(7, 1.0)], kind, 0.5, 0.003);
             assert_eq!(only_bm25.len(), 1);
             assert_eq!(only_bm25[0].dense, None);
             assert!(only_bm25[0].score.is_finite(), "{kind:?}");

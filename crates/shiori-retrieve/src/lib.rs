@@ -18,8 +18,6 @@ mod two_stage;
 pub use calibration::{features, RefusalModel, FEATURES};
 pub use decay::decay_factor;
 pub use fusion::{fuse, Fused, MissedScores};
-pub use gate::FusionGate;
-pub use gate_model::GATE;
 pub use refusal::{decide, default_cosine};
 pub use rerank::rerank;
 pub use retriever::{RetrieveError, Retriever};
