@@ -15,6 +15,7 @@
 mod dictionary;
 mod error;
 mod script;
+pub mod text;
 mod tokenizers;
 
 use std::fs;

@@ -68,8 +68,8 @@ pub struct Hit {
 
 /// What a query's candidates say about whether anything relevant was found, each on a scale
 /// that does not depend on the corpus size or the raw BM25 range. The retriever computes them
-/// from both retrievers' candidate lists, whatever the retrieval mode; the refusal decision is
-/// made from them.
+/// from both retrievers' candidate lists, whatever the retrieval mode, and the sentence coverage
+/// from the ranked chunks; the refusal decision is made from them.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct RelevanceSignals {
     /// The best dense cosine (the one signal whose scale belongs to the embedder).
@@ -102,6 +102,12 @@ pub struct RelevanceSignals {
     /// in a corpus so small that fewer chunks share a query term than the candidate depth.
     #[serde(default)]
     pub bm25_coverage: f32,
+    /// The share of the question's term weight that the best sentence of the first-ranked chunk
+    /// holds, each term weighted by its rarity among the first ten ranked chunks: whether one
+    /// sentence says what is asked, not only whether the chunk is on its topic. Computed from
+    /// the ranked chunks' text, after fusion; 0 when nothing was ranked.
+    #[serde(default)]
+    pub sentence_coverage: f32,
 }
 
 /// Restricts retrieval to chunks whose metadata match. Every set field must match.

@@ -1,7 +1,7 @@
 //! Post-hoc attribution: when a model answers without citing (small local models often drop the
 //! `[n]` markers), an answer sentence is credited to the source it shares the most words with.
 
-use crate::text::terms;
+use shiori_analysis::text::terms;
 use shiori_core::Source;
 
 /// A sentence is credited to a source only when they share at least this many terms and this

@@ -5,9 +5,9 @@ use crate::budget::estimate_tokens;
 use crate::corpus::RagError;
 use crate::events::Listener;
 use crate::run::{summary, Run};
-use crate::text::is_cjk;
 use crate::verify::numbers;
 use crate::{prompts, PipelineKind, Pipelines};
+use shiori_analysis::is_japanese_char;
 use shiori_core::{Answer, ChatModel, Turn};
 use std::time::Instant;
 
@@ -143,7 +143,7 @@ fn condense(
 /// into Chinese).
 fn rewrite_fault(rewrite: &str, question: &str, recent: &[Turn]) -> Option<&'static str> {
     let has_kana = |text: &str| text.chars().any(|c| matches!(c, '\u{3041}'..='\u{30fa}'));
-    let has_cjk = |text: &str| text.chars().any(is_cjk);
+    let has_cjk = |text: &str| text.chars().any(is_japanese_char);
     if !rewrite.trim_end().ends_with(['?', '？']) {
         return Some("is not a question");
     }

@@ -24,7 +24,6 @@ mod run;
 mod sentences;
 #[cfg(test)]
 mod test_support;
-mod text;
 mod verify;
 
 pub use citations::{check_citations, CheckedCitations};

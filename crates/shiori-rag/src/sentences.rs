@@ -6,7 +6,7 @@
 //! glance ([`ANSWER_COLUMNS`]) — a Japanese answer often needs the sentence next to the one
 //! that restates the question ("…場合がある。このような梅雨を空梅雨という。").
 
-use crate::text::{sentence_ranges, terms};
+use shiori_analysis::text::{sentence_ranges, terms};
 use shiori_core::Source;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;

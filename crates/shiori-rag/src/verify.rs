@@ -8,7 +8,7 @@
 use crate::attribution::credit;
 use crate::citations::{check_citations, CheckedCitations};
 use crate::gate::is_refusal;
-use crate::text::sentence_ranges;
+use shiori_analysis::text::sentence_ranges;
 use shiori_core::{Citation, Source};
 
 /// Why the checker stopped a reply before its end.

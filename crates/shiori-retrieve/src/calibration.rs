@@ -21,11 +21,12 @@ pub struct RefusalModel {
 }
 
 /// How many signals the model reads (the order of [`features`]).
-pub const FEATURES: usize = 7;
+pub const FEATURES: usize = 8;
 
 /// The model's inputs in the order the fitting script reads them. `bm25_z` and `query_length`
 /// stay out: they did not transfer to a set the model was not fitted on (the script says how
-/// much). `japanese` moves the cut with the question's language, where e5's cosines sit higher.
+/// much). `japanese` moves the cut with the question's language, where e5's cosines sit higher;
+/// `sentence_coverage` tells a chunk that answers from one that is only on the question's topic.
 pub fn features(signals: &RelevanceSignals) -> [f32; FEATURES] {
     [
         signals.best_cosine,
@@ -35,6 +36,7 @@ pub fn features(signals: &RelevanceSignals) -> [f32; FEATURES] {
         signals.bm25_gap,
         signals.agreement,
         signals.japanese,
+        signals.sentence_coverage,
     ]
 }
 

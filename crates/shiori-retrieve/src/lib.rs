@@ -1,9 +1,11 @@
 //! Retrieval: turns a query into ranked chunks. Runs the dense and BM25 retrievers over a store,
 //! fuses their rankings, applies time decay and metadata filters, decides whether anything
-//! retrieved is relevant enough to answer from (`refusal.rs`), and merges two-stage (project,
-//! then related projects) results.
+//! retrieved is relevant enough to answer from (`refusal.rs`, reading how much of the question
+//! one ranked sentence covers from `coverage.rs`), and merges two-stage (project, then related
+//! projects) results.
 
 mod calibration;
+mod coverage;
 mod decay;
 mod fusion;
 mod gate;

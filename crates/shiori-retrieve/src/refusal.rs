@@ -65,7 +65,7 @@ pub fn decide(
 fn describe(s: &RelevanceSignals) -> String {
     format!(
         "best cosine {:.3}, margin {:.3}, cosine z {:.2}, BM25 z {:.2}, BM25 over mean {:.2}, \
-         BM25 gap {:.2}, agreement {:.2}, query length {:.2}, Japanese {}",
+         BM25 gap {:.2}, agreement {:.2}, query length {:.2}, Japanese {}, sentence coverage {:.2}",
         s.best_cosine,
         s.cosine_margin,
         s.cosine_z,
@@ -74,7 +74,8 @@ fn describe(s: &RelevanceSignals) -> String {
         s.bm25_gap,
         s.agreement,
         s.query_length,
-        s.japanese
+        s.japanese,
+        s.sentence_coverage
     )
 }
 
@@ -95,12 +96,13 @@ mod tests {
             agreement: m[5],
             query_length: 3.0,
             japanese: m[6],
+            sentence_coverage: m[7],
             ..RelevanceSignals::default()
         }
     }
 
     #[test]
-    fn the_log_odds_grow_with_the_cosine_and_a_clear_lexical_match() {
+    fn the_log_odds_grow_with_the_cosine_a_clear_lexical_match_and_a_covering_sentence() {
         let base = average();
         assert!((E5_SMALL.log_odds(&base) - E5_SMALL.bias).abs() < 1e-4);
         let weaker = RelevanceSignals {
@@ -109,6 +111,11 @@ mod tests {
             ..base
         };
         assert!(E5_SMALL.log_odds(&weaker) < E5_SMALL.log_odds(&base));
+        let covered = RelevanceSignals {
+            sentence_coverage: base.sentence_coverage + 0.3,
+            ..base
+        };
+        assert!(E5_SMALL.log_odds(&covered) > E5_SMALL.log_odds(&base));
     }
 
     #[test]

@@ -1,3 +1,4 @@
+use crate::coverage::{sentence_coverage, COVERAGE_DEPTH};
 use crate::refusal::decide;
 use crate::signals::{relevance_signals, SIGNAL_DEPTH};
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused, MissedScores};
@@ -130,8 +131,7 @@ impl Retriever<'_> {
             *into += elapsed_ms(lap);
             lap = Instant::now();
         };
-        let signals = relevance_signals(query, &dense, &bm25);
-        let verdict = decide(signals.as_ref(), config.refusal, self.embedder.model_id());
+        let mut signals = relevance_signals(query, &dense, &bm25);
         let mut fused = match config.mode {
             RetrievalMode::Dense => single(&dense[..dense.len().min(candidates)], |f, s| {
                 f.dense = Some(s)
@@ -143,6 +143,8 @@ impl Retriever<'_> {
         };
 
         stage_ms(&mut stages.fuse_ms);
+        // The sentence coverage reads the first COVERAGE_DEPTH ranked chunks whatever top_k is.
+        let ranked = config.top_k.max(COVERAGE_DEPTH);
         let mut chunks = if let Some(decay) = &config.time_decay {
             // Decay can reorder anything among the candidates, so weigh them all before cutting.
             let chunks = self.load_chunks(&fused)?;
@@ -153,13 +155,13 @@ impl Retriever<'_> {
                 }
             }
             sort_best_first(&mut fused);
-            fused.truncate(config.top_k);
+            fused.truncate(ranked);
             chunks
         } else {
-            fused.truncate(config.top_k);
+            fused.truncate(ranked);
             self.load_chunks(&fused)?
         };
-        let hits = fused
+        let mut hits: Vec<Hit> = fused
             .iter()
             .filter_map(|f| {
                 chunks.remove(&f.key).map(|chunk| Hit {
@@ -171,6 +173,13 @@ impl Retriever<'_> {
             })
             .collect();
         stage_ms(&mut stages.fetch_ms);
+        if let Some(signals) = signals.as_mut() {
+            let texts: Vec<&str> = hits.iter().map(|hit| hit.chunk.text.as_str()).collect();
+            signals.sentence_coverage = sentence_coverage(query, &texts);
+        }
+        let verdict = decide(signals.as_ref(), config.refusal, self.embedder.model_id());
+        hits.truncate(config.top_k);
+        stage_ms(&mut stages.fuse_ms);
         Ok(Retrieval {
             hits,
             signals,

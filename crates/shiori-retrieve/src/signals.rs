@@ -1,4 +1,5 @@
-//! The relevance signals of one query, computed from the candidates both retrievers returned.
+//! The relevance signals of one query, computed from the candidates both retrievers returned
+//! (all but the sentence coverage, which needs the ranked chunks' text).
 
 use crate::fusion::Spread;
 use shiori_analysis::{detect_script, Script};
@@ -46,6 +47,8 @@ pub fn relevance_signals(
         },
         overlap: overlap(dense, bm25),
         bm25_coverage: (bm25.len() as f32 / dense.len() as f32).min(1.0),
+        // Read from the ranked chunks' text once they are fused and fetched (`coverage.rs`).
+        sentence_coverage: 0.0,
     })
 }
 

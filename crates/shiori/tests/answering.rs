@@ -105,6 +105,43 @@ fn answers_natural_english_questions_over_the_faq() {
     assert!(refused >= 0.8, "no-answer accuracy {refused}: {report}");
 }
 
+/// The refusal's sentence coverage, read from the ranked chunks' text: the first chunk of a
+/// question the FAQ answers holds more of its rare words in one sentence than that of a
+/// question it cannot answer, and the share stays within 0..=1.
+#[test]
+fn answerable_questions_find_a_sentence_that_covers_more_of_them() {
+    let store = test_store(Backend::Embedded);
+    let data = store.work.path().join("data");
+    let dataset =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/faq-natural-en");
+    let per_query = store.work.path().join("per-query.jsonl");
+    run_json(
+        &data,
+        &[
+            "eval",
+            dataset.to_str().unwrap(),
+            "--mode",
+            "hybrid",
+            "--per-query",
+            per_query.to_str().unwrap(),
+        ],
+    );
+    let (mut answerable, mut unanswerable) = (Vec::new(), Vec::new());
+    for line in std::fs::read_to_string(&per_query).unwrap().lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let coverage = row["signals"]["sentence_coverage"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&coverage), "{row}");
+        match row["answerable"].as_bool().unwrap() {
+            true => answerable.push(coverage),
+            false => unanswerable.push(coverage),
+        }
+    }
+    assert!(
+        mean(&answerable) > mean(&unanswerable) + 0.1,
+        "answerable {answerable:?}, unanswerable {unanswerable:?}"
+    );
+}
+
 /// What a new user gets: `init` with the models `shiori models fetch` installed (the local chat
 /// model configured, the extractive answer the default), over samples/faq, the quickstart's
 /// three questions: short quoted answers with the right content, cited, and a refusal, without

@@ -1,38 +1,54 @@
-//! Words and sentences of answers and sources, in Japanese and English alike: the terms that
-//! attribution and sentence extraction compare, and where sentences begin and end.
+//! Words and sentences of chunks, answers and questions, in Japanese and English alike: the
+//! terms that attribution, sentence extraction and the refusal's sentence coverage compare,
+//! and where sentences begin and end.
 
+use crate::script::is_japanese_char;
 use std::collections::HashSet;
 use std::ops::Range;
 
 /// Lower-cased words of two or more letters or digits other than English function words, and
 /// character bigrams of CJK runs (which have no spaces to split on).
-pub(crate) fn terms(text: &str) -> HashSet<String> {
+pub fn terms(text: &str) -> HashSet<String> {
     let mut out = HashSet::new();
+    each_term(text, |term| {
+        if !out.contains(term) {
+            out.insert(term.to_string());
+        }
+    });
+    out
+}
+
+/// Calls `visit` with each of [`terms`]' terms of `text` as it is read, repeats included,
+/// allocating only two reused buffers.
+pub fn each_term(text: &str, mut visit: impl FnMut(&str)) {
     let mut word = String::new();
+    let mut bigram = String::new();
     let mut previous_cjk: Option<char> = None;
     for c in text.chars() {
-        if is_cjk(c) {
+        if is_japanese_char(c) {
             if let Some(p) = previous_cjk {
-                out.insert(format!("{p}{c}"));
+                bigram.clear();
+                bigram.push(p);
+                bigram.push(c);
+                visit(&bigram);
             }
             previous_cjk = Some(c);
-            flush(&mut word, &mut out);
+            flush(&mut word, &mut visit);
         } else {
             previous_cjk = None;
             if c.is_alphanumeric() {
                 word.extend(c.to_lowercase());
             } else {
-                flush(&mut word, &mut out);
+                flush(&mut word, &mut visit);
             }
         }
     }
-    flush(&mut word, &mut out);
-    out
+    flush(&mut word, &mut visit);
 }
 
-fn flush(word: &mut String, out: &mut HashSet<String>) {
+fn flush(word: &mut String, visit: &mut impl FnMut(&str)) {
     if word.chars().count() >= 2 && !STOP_WORDS.contains(&word.as_str()) {
-        out.insert(std::mem::take(word));
+        visit(word);
     }
     word.clear();
 }
@@ -44,10 +60,6 @@ const STOP_WORDS: [&str; 48] = [
     "our", "that", "the", "their", "there", "this", "to", "was", "we", "were", "what", "when",
     "where", "which", "who", "why", "will", "with", "you", "your",
 ];
-
-pub(crate) fn is_cjk(c: char) -> bool {
-    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}')
-}
 
 /// Ends a sentence wherever it stands.
 fn is_full_stop(c: char) -> bool {
@@ -62,7 +74,7 @@ fn is_closing(c: char) -> bool {
 /// The byte ranges of `text`'s sentences, trimmed of surrounding whitespace, empty ones left
 /// out. A sentence ends at `。！？!?` or a line break, and at a `.` followed by whitespace or the
 /// end (so `1.5` and `example.com` stay whole); closing quotes and brackets stay with it.
-pub(crate) fn sentence_ranges(text: &str) -> Vec<Range<usize>> {
+pub fn sentence_ranges(text: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
