@@ -150,6 +150,15 @@ mod tests {
     }
 
     #[test]
+    fn each_term_visits_terms_in_reading_order_with_repeats() {
+        let mut seen = Vec::new();
+        each_term("API limits: the API の上限", |term| {
+            seen.push(term.to_string())
+        });
+        assert_eq!(seen, ["api", "limits", "api", "の上", "上限"]);
+    }
+
+    #[test]
     fn terms_are_words_and_cjk_bigrams() {
         let found = terms("What is the API の上限は 600 requests");
         let expected: HashSet<String> = ["api", "の上", "上限", "限は", "600", "requests"]
