@@ -18,9 +18,16 @@ pub fn sentence_coverage(question: &str, ranked: &[&str]) -> f32 {
         return 0.0;
     };
     let asked: Vec<String> = terms(question).into_iter().collect();
+    let sentences: Vec<Vec<bool>> = sentence_ranges(first)
+        .into_iter()
+        .map(|range| held(&asked, &first[range]))
+        .collect();
+    // The first chunk holds what its sentences hold: no term runs across a sentence's end.
+    let mut holding: Vec<u32> = (0..asked.len())
+        .map(|term| u32::from(sentences.iter().any(|held| held[term])))
+        .collect();
     let ranked = &ranked[..ranked.len().min(COVERAGE_DEPTH)];
-    let mut holding = vec![0u32; asked.len()];
-    for text in ranked {
+    for text in &ranked[1..] {
         for (count, held) in holding.iter_mut().zip(held(&asked, text)) {
             *count += u32::from(held);
         }
@@ -34,11 +41,10 @@ pub fn sentence_coverage(question: &str, ranked: &[&str]) -> f32 {
     if total <= 0.0 {
         return 0.0;
     }
-    let best = sentence_ranges(first)
-        .into_iter()
-        .map(|range| {
-            held(&asked, &first[range])
-                .into_iter()
+    let best = sentences
+        .iter()
+        .map(|held| {
+            held.iter()
                 .zip(&weights)
                 .filter_map(|(held, weight)| held.then_some(*weight))
                 .sum::<f32>()
