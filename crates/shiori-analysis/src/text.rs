@@ -71,16 +71,61 @@ fn is_closing(c: char) -> bool {
     matches!(c, '」' | '』' | '）' | ')' | '"' | '\'' | '”' | '’' | ']')
 }
 
+/// Words whose `.` abbreviates them rather than ending a sentence (lower-cased, without the
+/// final dot). Words with inner dots (`U.S.`, `e.g.`, `a.m.`) and single letters (initials)
+/// are abbreviations without being listed.
+const ABBREVIATIONS: [&str; 15] = [
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "inc", "ltd", "co", "corp", "dept",
+    "approx",
+];
+
+/// Abbreviations only before a number (`No. 5`, `Vol. 2`): elsewhere the word ends a sentence
+/// as often as not ("The answer is no.").
+const NUMBER_ABBREVIATIONS: [&str; 5] = ["no", "nos", "vol", "fig", "ext"];
+
+/// Whether the `.` at byte `dot` of `text` ends a sentence: it must be followed by whitespace
+/// or the end (so `1.5` and `example.com` stay whole), the next sentence must not start in
+/// lower case (`e.g. the`), and the word it closes must not be an abbreviation (`Jr.`, `U.S.`)
+/// or the number of a list item at the start of a line (`1. Open Settings`).
+fn dot_ends_sentence(text: &str, dot: usize) -> bool {
+    let after = &text[dot + 1..];
+    if after.starts_with(|c: char| !c.is_whitespace()) {
+        return false;
+    }
+    if after.trim_start().starts_with(char::is_lowercase) {
+        return false;
+    }
+    let before = &text[..dot];
+    let word_start = before
+        .rfind(|c: char| c.is_whitespace() || c == '(' || c == '"')
+        .map_or(0, |at| {
+            at + before[at..].chars().next().map_or(1, char::len_utf8)
+        });
+    let word = &before[word_start..];
+    let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+    let lower = word.to_lowercase();
+    let before_number = after.trim_start().starts_with(|c: char| c.is_ascii_digit());
+    let abbreviated = (letters >= 1 && word.contains('.'))
+        || (letters == 1 && word.chars().count() == 1)
+        || ABBREVIATIONS.contains(&lower.as_str())
+        || (before_number && NUMBER_ABBREVIATIONS.contains(&lower.as_str()));
+    let at_line_start = before[..word_start]
+        .trim_end_matches([' ', '\t'])
+        .ends_with('\n')
+        || before[..word_start].trim().is_empty();
+    let list_number = at_line_start && !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit());
+    !(abbreviated || list_number)
+}
+
 /// The byte ranges of `text`'s sentences, trimmed of surrounding whitespace, empty ones left
-/// out. A sentence ends at `。！？!?` or a line break, and at a `.` followed by whitespace or the
-/// end (so `1.5` and `example.com` stay whole); closing quotes and brackets stay with it.
+/// out. A sentence ends at `。！？!?` or a line break, and at a `.` that [`dot_ends_sentence`];
+/// closing quotes and brackets stay with it.
 pub fn sentence_ranges(text: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((index, c)) = chars.next() {
-        let next = chars.peek().map(|&(_, next)| next);
-        let ends = is_full_stop(c) || (c == '.' && next.is_none_or(char::is_whitespace));
+        let ends = is_full_stop(c) || (c == '.' && dot_ends_sentence(text, index));
         if !ends {
             continue;
         }
@@ -127,6 +172,27 @@ mod tests {
                 "Plans cost $29.50 per user.",
                 "See example.com for more!",
                 "Done"
+            ]
+        );
+    }
+
+    #[test]
+    fn abbreviations_initials_and_list_numbers_end_no_sentence() {
+        assert_eq!(
+            sentences(
+                "Offices in the U.S. and Japan. Ask Dr. Sato, e.g. by mail. J. Smith Jr. agreed.\n\
+                 1. Open Settings.\n2. Save.\nCosts $3.50 vs. $4. See No. 5. The answer is no. Done."
+            ),
+            [
+                "Offices in the U.S. and Japan.",
+                "Ask Dr. Sato, e.g. by mail.",
+                "J. Smith Jr. agreed.",
+                "1. Open Settings.",
+                "2. Save.",
+                "Costs $3.50 vs. $4.",
+                "See No. 5.",
+                "The answer is no.",
+                "Done."
             ]
         );
     }

@@ -45,7 +45,7 @@ pub struct Engine {
     pub config: Config,
     pub(crate) data_dir: PathBuf,
     /// How paths leave the engine: relative to the source root.
-    shown_paths: ShownPaths,
+    pub(crate) shown_paths: ShownPaths,
     /// Shared with engines opened by [`Engine::reopen`], so a second one costs no model load.
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) cache: Arc<EmbeddingCache>,

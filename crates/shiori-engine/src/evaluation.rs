@@ -1,6 +1,6 @@
 use crate::{AskOptions, Engine, EngineError, IndexReport, Progress, Question};
 use serde_json::{json, Value};
-use shiori_core::{Access, Answer, ChatModel, Filters, Refusal, RetrievalConfig};
+use shiori_core::{Access, Answer, ChatModel, Filters, Refusal, RetrievalConfig, Turn};
 use shiori_eval::{
     evaluate, evaluate_answers, judge_answer, load_dataset, refusal_rates, sample_queries,
     sweep_grid, sweep_thresholds, target_grid, AnswerOutcome, AnswerReport, Dataset, EvalQuery,
@@ -8,6 +8,7 @@ use shiori_eval::{
 };
 use shiori_rag::{refuses, Listener, PipelineKind};
 use shiori_retrieve::decide;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
@@ -136,6 +137,10 @@ impl Engine {
         if let Some(pass) = answering {
             self.check_answer_pass(&dataset, pass)?;
         }
+        if let Some(files) = &dataset.files {
+            // Its files are shown as its questions name them: `docs/…`.
+            self.shown_paths = self.shown_paths.clone().with_folder(files);
+        }
         let index = self.index_corpus(&dataset.corpus, progress)?;
         let (outcomes, report) = self.retrieve_queries(&dataset, retrieval, access, progress)?;
         let answers = answering
@@ -176,7 +181,7 @@ impl Engine {
                 ranked_doc_ids: retrieved
                     .hits
                     .iter()
-                    .map(|h| h.chunk.doc_id.clone())
+                    .map(|h| dataset.doc_key(&h.chunk.doc_id))
                     .collect(),
                 ranked_scores: retrieved.hits.iter().map(|h| h.score).collect(),
                 top_text: retrieved.hits.first().map(|h| h.chunk.text.clone()),
@@ -268,9 +273,14 @@ impl Engine {
         let chosen = sample_queries(dataset, pass.sample);
         let mut outcomes = vec![None; dataset.queries.len()];
         let mut tally = JudgeTally::default();
+        let mut conversations = Conversations::default();
         progress.start("answering queries", chosen.len() as u64);
         for index in chosen {
             let query = &dataset.queries[index];
+            let options = AskOptions {
+                history: conversations.history(query),
+                ..options.clone()
+            };
             let started = Instant::now();
             let answer = self.answer(
                 &Question::new(query.text.as_str())?,
@@ -283,7 +293,14 @@ impl Engine {
             if let Some(judge) = judge.filter(|_| query.answerable) {
                 judge_into(&mut tally, judge, query, &answer)?;
             }
-            outcomes[index] = Some(AnswerOutcome::new(&answer, latency_ms));
+            let mut outcome = AnswerOutcome::new(&answer, latency_ms);
+            let mut seen = HashSet::new();
+            outcome.cited_doc_ids = (outcome.cited_doc_ids.iter())
+                .map(|doc_id| dataset.doc_key(doc_id))
+                .filter(|key| seen.insert(key.clone()))
+                .collect();
+            outcomes[index] = Some(outcome);
+            conversations.record(query, &answer);
             progress.advance(1);
         }
         progress.finish();
@@ -293,6 +310,32 @@ impl Engine {
             judge: judge.map(|judge| tally.report(judge, generation.prices())),
             outcomes,
         })
+    }
+}
+
+/// The turns of a dataset's scripted conversations answered so far, so each later turn is
+/// asked with the engine's own earlier answers as its history, as a person's chat would be.
+#[derive(Default)]
+struct Conversations(HashMap<String, Vec<Turn>>);
+
+impl Conversations {
+    /// The earlier turns of `query`'s conversation; none for a question asked alone.
+    fn history(&self, query: &EvalQuery) -> Vec<Turn> {
+        query
+            .turn
+            .as_ref()
+            .and_then(|turn| self.0.get(&turn.conversation))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn record(&mut self, query: &EvalQuery, answer: &Answer) {
+        if let Some(turn) = &query.turn {
+            self.0
+                .entry(turn.conversation.clone())
+                .or_default()
+                .push(Turn::new(&query.text, answer, 0));
+        }
     }
 }
 

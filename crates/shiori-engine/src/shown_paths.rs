@@ -43,6 +43,19 @@ impl ShownPaths {
         }
     }
 
+    /// Also shows files under `folder` (outside the root) from its name, as a configured folder
+    /// is: an evaluation set named on the command line.
+    pub fn with_folder(mut self, folder: &Path) -> Self {
+        let folder = canonical(folder);
+        if !folder.starts_with(&self.root) && folder.file_name().is_some() {
+            self.outside.push(folder);
+            self.outside
+                .sort_by_key(|folder| std::cmp::Reverse(folder.as_os_str().len()));
+            self.outside.dedup();
+        }
+        self
+    }
+
     /// Shows files under each mirror folder as the URL prefix given with it.
     pub fn with_remotes(mut self, mirrors: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
         self.remote = mirrors
@@ -95,18 +108,17 @@ impl ShownPaths {
         kept.iter().collect::<PathBuf>().display().to_string()
     }
 
-    /// A chunk as shown: its source, and the document and chunk ids that are built from the
-    /// source's path (a file's; a record's own id stays).
+    /// A chunk as shown: its source, and the document and chunk ids that are built from its
+    /// file's path (a record's own id stays). The file is the document id's (a page's id is
+    /// `path#p3`, its source `path p.3`), else the source's (a record's).
     pub fn show_chunk(&self, chunk: &mut Chunk) {
-        let file = chunk
-            .source
-            .split('#')
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        if !Path::new(&file).is_absolute() {
+        let file_of = |id: &str| id.split('#').next().unwrap_or_default().to_string();
+        let Some(file) = [file_of(&chunk.doc_id), file_of(&chunk.source)]
+            .into_iter()
+            .find(|file| Path::new(file).is_absolute() && chunk.source.starts_with(file.as_str()))
+        else {
             return;
-        }
+        };
         let shown = self.show(&file);
         for field in [&mut chunk.source, &mut chunk.doc_id, &mut chunk.chunk_id] {
             if let Some(rest) = field.strip_prefix(file.as_str()) {
@@ -288,6 +300,35 @@ mod tests {
             ),
             ("faq-009", "faq-009#0", "docs/faq.jsonl#L9")
         );
+        let mut page = chunk(
+            "/mnt/share/contracts/x.pdf#p3",
+            "/mnt/share/contracts/x.pdf#p3#0",
+            "/mnt/share/contracts/x.pdf p.3",
+        );
+        shown.show_chunk(&mut page);
+        assert_eq!(
+            (
+                page.doc_id.as_str(),
+                page.chunk_id.as_str(),
+                page.source.as_str()
+            ),
+            (
+                "contracts/x.pdf#p3",
+                "contracts/x.pdf#p3#0",
+                "contracts/x.pdf p.3"
+            ),
+            "a page of a PDF (a sheet, a slide) shows no path of the machine"
+        );
+    }
+
+    #[test]
+    fn a_folder_named_later_is_shown_from_its_name() {
+        let shown = shown().with_folder(Path::new("/data/sets/handbook/docs"));
+        assert_eq!(
+            shown.show("/data/sets/handbook/docs/hr/leave.md"),
+            "docs/hr/leave.md"
+        );
+        assert_eq!(shown.show("/srv/acme/b.md"), "b.md");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use shiori_analysis::is_japanese_char;
 use shiori_core::Answer;
 use shiori_ingest::normalize;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What one query's answer was, as the evaluator keeps it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,11 +62,11 @@ pub struct AnswerScore {
 /// correct and scores F1 0.
 pub fn score_answer(query: &EvalQuery, outcome: &AnswerOutcome) -> AnswerScore {
     let answer = comparable(&outcome.text);
-    let gold = query.answerable && !query.answers.is_empty();
-    let correct = gold.then(|| !outcome.refused && contains_gold_span(&answer, &query.answers));
+    let gold = query.answerable && !(query.answers.is_empty() && query.answer_parts.is_empty());
+    let correct = gold.then(|| !outcome.refused && states_gold(&answer, query));
     let f1 = gold.then(|| match outcome.refused {
         true => 0.0,
-        false => best_f1(&answer, &query.answers),
+        false => best_f1(&answer, &gold_spans(query)),
     });
     AnswerScore {
         correct,
@@ -74,6 +74,29 @@ pub fn score_answer(query: &EvalQuery, outcome: &AnswerOutcome) -> AnswerScore {
         citation_precision: citation_precision(query, outcome),
         length_chars: answer.chars().count(),
     }
+}
+
+/// Whether `answer` states a gold answer and every part a question of several parts asks for.
+fn states_gold(answer: &str, query: &EvalQuery) -> bool {
+    let whole = query.answers.is_empty() || contains_gold_span(answer, &query.answers);
+    whole
+        && query
+            .answer_parts
+            .iter()
+            .all(|part| contains_gold_span(answer, part))
+}
+
+/// The spans F1 is taken against: the gold answers, or the parts' first alternatives joined.
+fn gold_spans(query: &EvalQuery) -> Vec<String> {
+    if !query.answers.is_empty() {
+        return query.answers.clone();
+    }
+    let firsts: Vec<&str> = query
+        .answer_parts
+        .iter()
+        .filter_map(|part| part.first().map(String::as_str))
+        .collect();
+    vec![firsts.join(" ")]
 }
 
 fn contains_gold_span(answer: &str, gold: &[String]) -> bool {
@@ -223,6 +246,60 @@ pub struct AnswerReport {
     pub latency_p95_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_token_p50_ms: Option<f64>,
+    /// The same rates per question kind, for datasets whose questions have one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_kind: BTreeMap<String, AnswerGroup>,
+    /// The same rates per conversation turn (`1` opens a conversation), for datasets with
+    /// scripted conversations.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_turn: BTreeMap<String, AnswerGroup>,
+}
+
+/// The answer rates of one kind of question or one conversation turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerGroup {
+    pub queries: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_answer_refusal: Option<f64>,
+}
+
+type Scored<'a> = (&'a EvalQuery, &'a AnswerOutcome, AnswerScore);
+
+fn answered<'a>(asked: &'a [Scored<'a>], answerable: bool) -> impl Iterator<Item = f64> + 'a {
+    asked
+        .iter()
+        .filter(move |(query, _, _)| query.answerable == answerable)
+        .map(|(_, outcome, _)| f64::from(u8::from(!outcome.refused)))
+}
+
+fn group(asked: &[Scored<'_>]) -> AnswerGroup {
+    AnswerGroup {
+        queries: asked.len(),
+        accuracy: mean_of(asked.iter().filter_map(|(_, _, s)| s.correct.map(as_unit))),
+        answer_rate: mean_of(answered(asked, true)),
+        no_answer_refusal: mean_of(answered(asked, false).map(|answered| 1.0 - answered)),
+    }
+}
+
+/// The groups of `asked` by `key`, each scored; queries without a key are left out.
+fn groups_by(
+    asked: &[Scored<'_>],
+    key: impl Fn(&EvalQuery) -> Option<String>,
+) -> BTreeMap<String, AnswerGroup> {
+    let mut grouped: BTreeMap<String, Vec<Scored<'_>>> = BTreeMap::new();
+    for scored in asked {
+        if let Some(key) = key(scored.0) {
+            grouped.entry(key).or_default().push(*scored);
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(key, members)| (key, group(&members)))
+        .collect()
 }
 
 /// Summarises the answers (one entry per dataset query, `None` where the query was not asked).
@@ -235,7 +312,7 @@ pub fn evaluate_answers(
     dataset: &Dataset,
     answers: &[Option<AnswerOutcome>],
 ) -> AnswerReport {
-    let asked: Vec<(&EvalQuery, &AnswerOutcome, AnswerScore)> = dataset
+    let asked: Vec<Scored<'_>> = dataset
         .queries
         .iter()
         .zip(answers)
@@ -244,12 +321,6 @@ pub fn evaluate_answers(
             Some((query, outcome, score_answer(query, outcome)))
         })
         .collect();
-    let answered = |answerable: bool| {
-        asked
-            .iter()
-            .filter(move |(query, _, _)| query.answerable == answerable)
-            .map(|(_, outcome, _)| f64::from(u8::from(!outcome.refused)))
-    };
     let lengths = sorted(
         asked
             .iter()
@@ -258,13 +329,14 @@ pub fn evaluate_answers(
     );
     let latencies = sorted(asked.iter().map(|(_, outcome, _)| outcome.latency_ms));
     let first_tokens = sorted(asked.iter().filter_map(|(_, o, _)| o.first_token_ms));
+    let overall = group(&asked);
     AnswerReport {
         pipeline: pipeline.to_string(),
-        queries: asked.len(),
-        accuracy: mean_of(asked.iter().filter_map(|(_, _, s)| s.correct.map(as_unit))),
+        queries: overall.queries,
+        accuracy: overall.accuracy,
         f1: mean_of(asked.iter().filter_map(|(_, _, s)| s.f1)),
-        answer_rate: mean_of(answered(true)),
-        no_answer_refusal: mean_of(answered(false).map(|answered| 1.0 - answered)),
+        answer_rate: overall.answer_rate,
+        no_answer_refusal: overall.no_answer_refusal,
         citation_precision: mean_of(asked.iter().filter_map(|(_, _, s)| s.citation_precision)),
         degraded: asked.iter().filter(|(_, o, _)| o.degraded).count(),
         length_chars_median: (!lengths.is_empty()).then(|| percentile(&lengths, 0.50)),
@@ -272,6 +344,10 @@ pub fn evaluate_answers(
         latency_p50_ms: percentile(&latencies, 0.50),
         latency_p95_ms: percentile(&latencies, 0.95),
         first_token_p50_ms: (!first_tokens.is_empty()).then(|| percentile(&first_tokens, 0.50)),
+        by_kind: groups_by(&asked, |query| query.kind.clone()),
+        by_turn: groups_by(&asked, |query| {
+            query.turn.as_ref().map(|turn| turn.turn.to_string())
+        }),
     }
 }
 
@@ -356,7 +432,41 @@ mod tests {
                 query("none", None, &[]),
             ],
             skipped: 0,
+            files: None,
         }
+    }
+
+    #[test]
+    fn a_question_of_two_parts_needs_both_and_groups_score_alone() {
+        let mut two_pages = query("two", Some("d1"), &[]);
+        two_pages.answer_parts = vec![vec!["20 days".into()], vec!["$500".into(), "500".into()]];
+        two_pages.kind = Some("two_page".into());
+        let mut follow_up = query("next", None, &[]);
+        follow_up.kind = Some("unanswerable".into());
+        follow_up.turn = Some(crate::ConversationTurn {
+            conversation: "c".into(),
+            turn: 2,
+        });
+        let both = outcome(
+            "20 days of leave and 500 a year [1].",
+            false,
+            &["d1"],
+            1.0,
+            None,
+        );
+        let one = outcome("20 days of leave [1].", false, &["d1"], 1.0, None);
+        assert_eq!(score_answer(&two_pages, &both).correct, Some(true));
+        assert_eq!(score_answer(&two_pages, &one).correct, Some(false));
+        let dataset = Dataset {
+            queries: vec![two_pages, follow_up],
+            ..Dataset::default()
+        };
+        let refused = outcome("No.", true, &[], 1.0, None);
+        let report = evaluate_answers("extractive", &dataset, &[Some(one), Some(refused)]);
+        assert_eq!(report.by_kind["two_page"].accuracy, Some(0.0));
+        assert_eq!(report.by_kind["unanswerable"].no_answer_refusal, Some(1.0));
+        assert_eq!(report.by_turn["2"].queries, 1);
+        assert!(!report.by_turn.contains_key("1"));
     }
 
     fn answers() -> Vec<Option<AnswerOutcome>> {
@@ -509,6 +619,7 @@ mod tests {
             corpus: "c".into(),
             queries,
             skipped: 0,
+            files: None,
         };
         // 8 answerable (0-3, 5-8) and 2 unanswerable (4, 9); 5 of 10 → 4 + 1.
         assert_eq!(sample_queries(&dataset, Some(5)), [0, 2, 4, 5, 7]);

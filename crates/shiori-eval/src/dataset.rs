@@ -17,8 +17,8 @@ pub enum EvalError {
         message: String,
     },
     #[error(
-        "{0} is not a dataset: expected corpus.jsonl + queries.jsonl + qrels/test.tsv (BEIR) \
-         or documents.jsonl + qa.jsonl"
+        "{0} is not a dataset: expected corpus.jsonl + queries.jsonl + qrels/test.tsv (BEIR), \
+         documents.jsonl + qa.jsonl, or a docs/ folder of files + questions.jsonl"
     )]
     UnknownLayout(String),
     #[error("{0}: no query could be scored (no qrels and no unanswerable questions)")]
@@ -26,7 +26,7 @@ pub enum EvalError {
 }
 
 /// One question with what counts as a right answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EvalQuery {
     pub id: String,
     pub text: String,
@@ -36,19 +36,50 @@ pub struct EvalQuery {
     pub answerable: bool,
     /// Answer strings that the best chunk should contain.
     pub answers: Vec<String>,
+    /// Parts a right answer must all state (a question that needs two pages), each given as
+    /// its alternatives; empty for most questions.
+    pub answer_parts: Vec<Vec<String>>,
+    /// What the question asks for (`amount`, `procedure`, `unanswerable`, …), for the report
+    /// per kind.
+    pub kind: Option<String>,
+    /// Its place in a conversation: the earlier turns are asked before it, as its history.
+    pub turn: Option<ConversationTurn>,
 }
 
-/// A corpus file to index plus the queries to run against it.
-#[derive(Debug, Clone, PartialEq)]
+/// A question's place in a scripted conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationTurn {
+    pub conversation: String,
+    /// 1 for the question that opens it.
+    pub turn: u32,
+}
+
+/// A corpus (a file, or a folder of files) to index plus the queries to run against it.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dataset {
     pub name: String,
     pub corpus: PathBuf,
     pub queries: Vec<EvalQuery>,
     /// Queries skipped because they had neither qrels nor an unanswerable mark.
     pub skipped: usize,
+    /// Set when the corpus is a folder of files, whose questions name the files they are
+    /// answered in (`docs/…`) rather than document ids.
+    pub files: Option<PathBuf>,
 }
 
-fn read(path: &Path) -> Result<String, EvalError> {
+impl Dataset {
+    /// The name its questions give the document `doc_id`: the id itself, or for a folder of
+    /// files the file's path under the dataset folder (`docs/a.pdf` for `…/docs/a.pdf#p3`),
+    /// so every page, slide or sheet of a file counts as the file.
+    pub fn doc_key(&self, doc_id: &str) -> String {
+        match &self.files {
+            Some(root) => crate::files_layout::file_key(root, doc_id),
+            None => doc_id.to_string(),
+        }
+    }
+}
+
+pub(crate) fn read(path: &Path) -> Result<String, EvalError> {
     std::fs::read_to_string(path).map_err(|source| EvalError::Io {
         path: path.display().to_string(),
         source,
@@ -73,7 +104,7 @@ pub fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, EvalError> {
         .collect()
 }
 
-fn string_field(value: &Value, key: &str) -> Option<String> {
+pub(crate) fn string_field(value: &Value, key: &str) -> Option<String> {
     match value.get(key)? {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -81,7 +112,7 @@ fn string_field(value: &Value, key: &str) -> Option<String> {
     }
 }
 
-fn string_list(value: Option<&Value>) -> Vec<String> {
+pub(crate) fn string_list(value: Option<&Value>) -> Vec<String> {
     match value {
         Some(Value::Array(items)) => items
             .iter()
@@ -102,6 +133,8 @@ pub fn load_dataset(dir: &Path) -> Result<Dataset, EvalError> {
         load_beir(dir, name)?
     } else if dir.join("documents.jsonl").is_file() && dir.join("qa.jsonl").is_file() {
         load_qa(dir, name)?
+    } else if dir.join("docs").is_dir() && dir.join("questions.jsonl").is_file() {
+        crate::files_layout::load(dir, name)?
     } else {
         return Err(EvalError::UnknownLayout(dir.display().to_string()));
     };
@@ -140,6 +173,7 @@ fn load_beir(dir: &Path, name: String) -> Result<Dataset, EvalError> {
             id,
             text,
             relevant,
+            ..EvalQuery::default()
         });
     }
     Ok(Dataset {
@@ -147,6 +181,7 @@ fn load_beir(dir: &Path, name: String) -> Result<Dataset, EvalError> {
         corpus: dir.join("corpus.jsonl"),
         queries,
         skipped,
+        files: None,
     })
 }
 
@@ -207,6 +242,7 @@ fn load_qa(dir: &Path, name: String) -> Result<Dataset, EvalError> {
             answerable: !gold.is_empty(),
             relevant: gold.into_iter().map(|doc| (doc, 1)).collect(),
             answers: string_list(value.get("answers")),
+            ..EvalQuery::default()
         });
     }
     Ok(Dataset {
@@ -214,6 +250,7 @@ fn load_qa(dir: &Path, name: String) -> Result<Dataset, EvalError> {
         corpus: dir.join("documents.jsonl"),
         queries,
         skipped: 0,
+        files: None,
     })
 }
 

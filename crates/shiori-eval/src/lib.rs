@@ -1,11 +1,13 @@
-//! Evaluation: reads datasets (BEIR layout or `documents.jsonl` + `qa.jsonl`), scores what the
-//! engine returned per query (nDCG, recall, precision, MRR, hit rates, refusals, latency) and
-//! sweeps the refusal threshold; LLM judges score generated answers (faithfulness, answer and
-//! context relevance, correctness against gold answers); answer metrics score the answers
-//! themselves against gold spans (accuracy, token F1, refusals, citations, length, latency).
+//! Evaluation: reads datasets (BEIR layout, `documents.jsonl` + `qa.jsonl`, or a folder of
+//! files with `questions.jsonl`), scores what the engine returned per query (nDCG, recall,
+//! precision, MRR, hit rates, refusals, latency) and sweeps the refusal threshold; LLM judges
+//! score generated answers (faithfulness, answer and context relevance, correctness against
+//! gold answers); answer metrics score the answers themselves against gold spans (accuracy, token F1, refusals, citations, length, latency),
+//! overall, per question kind and per conversation turn.
 
 mod answers;
 mod dataset;
+mod files_layout;
 mod judge;
 mod metrics;
 mod report;
@@ -13,9 +15,9 @@ mod run_file;
 
 pub use answers::{
     comparable, evaluate_answers, sample_queries, score_answer, token_f1, without_citation_markers,
-    AnswerOutcome, AnswerReport, AnswerScore,
+    AnswerGroup, AnswerOutcome, AnswerReport, AnswerScore,
 };
-pub use dataset::{json_lines, load_dataset, Dataset, EvalError, EvalQuery};
+pub use dataset::{json_lines, load_dataset, ConversationTurn, Dataset, EvalError, EvalQuery};
 pub use judge::{judge_answer, JudgeReport, JudgeScores, JudgeTally};
 pub use metrics::{score_ranking, RankingScores};
 pub use report::{

@@ -225,6 +225,7 @@ pub(crate) mod tests {
                 .unwrap_or_default(),
             answerable: gold.is_some(),
             answers: answers.iter().map(|a| a.to_string()).collect(),
+            ..EvalQuery::default()
         }
     }
 
@@ -250,6 +251,7 @@ pub(crate) mod tests {
                 query("c", None, &[]),
             ],
             skipped: 0,
+            files: None,
         }
     }
 

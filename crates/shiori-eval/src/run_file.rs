@@ -136,6 +136,7 @@ mod tests {
             corpus: "c".into(),
             queries: vec![query("q1", Some("d2"), &[]), query("q2", None, &[])],
             skipped: 0,
+            files: None,
         }
     }
 

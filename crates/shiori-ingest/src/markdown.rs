@@ -43,7 +43,7 @@ pub(crate) fn headers(text: &str) -> Vec<Header<'_>> {
 }
 
 /// The fence character and run length when `line` opens or closes a code fence.
-fn fence_marker(line: &str) -> Option<(char, usize)> {
+pub(crate) fn fence_marker(line: &str) -> Option<(char, usize)> {
     let first = line.chars().next().filter(|c| matches!(c, '`' | '~'))?;
     let len = line.chars().take_while(|&c| c == first).count();
     (len >= 3).then_some((first, len))

@@ -4,16 +4,13 @@
 use crate::budget::estimate_tokens;
 use crate::corpus::RagError;
 use crate::events::Listener;
+use crate::follow_up::searched;
 use crate::run::{summary, Run};
 use crate::verify::numbers;
 use crate::{prompts, PipelineKind, Pipelines};
 use shiori_analysis::is_japanese_char;
 use shiori_core::{Answer, ChatModel, Turn};
 use std::time::Instant;
-
-/// Earlier questions retrieval joins to a follow-up when no model rewrites it: enough to carry
-/// the topic, few enough that the new question, placed first, still leads.
-const RECENT_QUESTIONS: usize = 2;
 
 /// The newest turns whose questions and answers fit in `budget` tokens, oldest first.
 pub fn recent_turns(turns: &[Turn], budget: usize) -> &[Turn] {
@@ -29,21 +26,6 @@ pub fn recent_turns(turns: &[Turn], budget: usize) -> &[Turn] {
     &turns[start..]
 }
 
-/// The follow-up, then the questions before it, newest first: what retrieval searches for when
-/// no model can rewrite the follow-up.
-fn with_recent_questions(question: &str, recent: &[Turn]) -> String {
-    std::iter::once(question)
-        .chain(
-            recent
-                .iter()
-                .rev()
-                .take(RECENT_QUESTIONS)
-                .map(|turn| turn.question.as_str()),
-        )
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// What the `condense` step made of a follow-up.
 struct Condensed {
     question: String,
@@ -54,7 +36,8 @@ struct Condensed {
 impl Pipelines<'_> {
     /// Answers `question` asked after `history` (oldest first). The turns that fit in
     /// `history_tokens` condense it first into a question that stands alone — rewritten by the
-    /// query model, or without one joined with the recent questions — recorded as a `condense`
+    /// query model, or without one searched alone or, when elliptical, with the questions it
+    /// leans on ([`crate::follow_up`]) — recorded as a `condense`
     /// step; the chain then answers that. Without history the question runs as it is.
     pub fn answer_in_conversation(
         &self,
@@ -95,7 +78,7 @@ fn condense(
     question: &str,
     recent: &[Turn],
 ) -> Result<Condensed, RagError> {
-    let joined = with_recent_questions(question, recent);
+    let joined = searched(question, recent);
     let Some(model) = model else {
         run.trace.note("condense", question, summary(&joined), 0.0);
         run.report_steps()?;
@@ -127,7 +110,7 @@ fn condense(
         Err(RagError::Cancelled) => return Err(RagError::Cancelled),
         Err(error) => format!("condense failed ({error})"),
     };
-    let cause = format!("{rejected}; searched with the recent questions");
+    let cause = format!("{rejected}; searched without a rewrite");
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     run.trace.note("condense", &cause, summary(&joined), ms);
     run.report_steps()?;
@@ -194,12 +177,6 @@ mod tests {
         assert_eq!(fitting.len(), 2);
         assert_eq!(fitting[0].question, "second");
         assert!(recent_turns(&turns, 1).is_empty());
-    }
-
-    #[test]
-    fn a_follow_up_leads_the_recent_questions() {
-        let turns = [turn("one", ""), turn("two", ""), turn("three", "")];
-        assert_eq!(with_recent_questions("four", &turns), "four\nthree\ntwo");
     }
 
     #[test]

@@ -55,7 +55,7 @@ mod tests {
             source("休暇", "入社日に10日付与されます。有給休暇は年間20日です。"),
             source("Plans", "Business costs $29 per user per month."),
         ];
-        let quoted = quote("有給休暇は年間何日ですか？", &sources).unwrap();
+        let quoted = quote("有給休暇について教えてください", &sources).unwrap();
         assert_eq!(
             quoted.text,
             "入社日に10日付与されます。 有給休暇は年間20日です。 [1]"
@@ -67,6 +67,11 @@ mod tests {
         assert_eq!(
             citation.quotes,
             [Quote { start: 0, end: 14 }, Quote { start: 14, end: 27 }]
+        );
+        let counted = quote("有給休暇は年間何日ですか？", &sources).unwrap();
+        assert_eq!(
+            counted.text, "有給休暇は年間20日です。 [1]",
+            "the sentence that states the number asked for, alone"
         );
         let marked: String = sources[0].text.chars().skip(14).take(13).collect();
         assert_eq!(marked, "有給休暇は年間20日です。");

@@ -7,6 +7,7 @@
 //! [`Corpus`] trait, so this crate knows nothing of the store.
 
 mod answer_step;
+mod asked;
 mod attribution;
 mod budget;
 mod chain;
@@ -15,6 +16,7 @@ mod conversation;
 mod corpus;
 mod events;
 mod extractive;
+mod follow_up;
 mod fuse;
 mod gate;
 mod kind;

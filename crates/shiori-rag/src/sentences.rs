@@ -1,11 +1,16 @@
 //! Short extractive answers: the sentences of the best source that answer the question. A
 //! sentence scores the question terms it contains, each weighted by how rare it is among the
 //! source's sentences (an inverse document frequency over this answer's own candidates, so a
-//! word every sentence shares counts for little). The best sentence is always quoted; the next
-//! best join it, in reading order, while the answer stays within what a reader takes in at a
-//! glance ([`ANSWER_COLUMNS`]) — a Japanese answer often needs the sentence next to the one
-//! that restates the question ("…場合がある。このような梅雨を空梅雨という。").
+//! word every sentence shares counts for little). Sentences, list items and table rows are
+//! candidates; a question line of an FAQ or a line that is only a link is context, never the
+//! answer. When the question asks for an amount, a number or a time ([`crate::asked`]), a
+//! sentence that states one comes before one that only shares the question's words, and a
+//! source whose sentences state none gives way to the next one that does. The best sentence is
+//! always quoted; the next best join it (only those that state what was asked, when the best
+//! does), in reading order, while the answer stays within what a reader takes in at a glance ([`ANSWER_COLUMNS`]) — a Japanese answer often needs the
+//! sentence next to the one that restates the question ("…場合がある。このような梅雨を空梅雨という。").
 
+use crate::asked::{asked, states, Asked};
 use shiori_analysis::text::{sentence_ranges, terms};
 use shiori_core::Source;
 use std::collections::{HashMap, HashSet};
@@ -14,6 +19,10 @@ use std::ops::Range;
 /// The length an extracted answer stays within, in display columns (a CJK character takes two):
 /// two lines of a terminal, 150 Japanese characters or about fifty English words.
 pub(crate) const ANSWER_COLUMNS: usize = 300;
+
+/// Sources read for a sentence that states what the question asks for: the retriever's first
+/// few, so a chunk that only restates the question does not hide the answer in the next one.
+const SOURCES_READ: usize = 3;
 
 /// An answer made of sentences quoted from one source.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,24 +36,57 @@ pub(crate) struct Extracted {
 struct Candidate {
     range: Range<usize>,
     terms: HashSet<String>,
+    /// It states the kind of thing the question asks for.
+    states_asked: bool,
 }
 
-/// The sentences of the best of `sources` that answer `question`, or `None` when it has no
-/// text. Only the retriever's best source is read: it ranked whole chunks with both retrievers,
-/// which a sentence's shared words cannot overrule (quoting from the top three answered 1.1
-/// points less of jsquad-valid than from the best alone).
+/// The sentences of the best of `sources` that answer `question`, or `None` when none has a
+/// sentence to quote. The retriever's best source is read first: it ranked whole chunks with
+/// both retrievers, which a sentence's shared words cannot overrule (quoting from the best of
+/// the top three by shared words answered 1.1 points less of jsquad-valid than from the best
+/// alone). A later source is quoted only when the question asks for an amount, a number or a
+/// time, the best source states none that shares the question's words, and the later one does.
 pub(crate) fn extract(question: &str, sources: &[Source]) -> Option<Extracted> {
-    let text = &sources.first()?.text;
+    // A follow-up comes first, the questions before it after (one per line): the new question
+    // decides, the earlier ones only break its ties.
+    let newest = question.lines().next().unwrap_or_default();
+    let wanted = asked(newest);
+    let mut first_found = None;
+    for (index, source) in sources.iter().enumerate().take(SOURCES_READ) {
+        let Some((quotes, answers_it)) = from_source(question, wanted, &source.text) else {
+            continue;
+        };
+        let extracted = Extracted {
+            source: index,
+            quotes,
+        };
+        if answers_it || wanted.is_none() {
+            return Some(extracted);
+        }
+        first_found.get_or_insert(extracted);
+    }
+    first_found
+}
+
+/// The sentences of `text` to quote, and whether the best of them states what is `wanted`.
+fn from_source(
+    question: &str,
+    wanted: Option<Asked>,
+    text: &str,
+) -> Option<(Vec<Range<usize>>, bool)> {
     let candidates: Vec<Candidate> = sentence_ranges(text)
         .into_iter()
-        .map(|range| Candidate {
-            terms: terms(&text[range.clone()]),
-            range,
+        .filter(|range| is_answer_line(&text[range.clone()]))
+        .map(|range| {
+            let sentence = &text[range.clone()];
+            Candidate {
+                terms: terms(sentence),
+                states_asked: wanted.is_some_and(|wanted| states(sentence, wanted)),
+                range,
+            }
         })
         .collect();
     let weights = rarity(&candidates);
-    // A follow-up comes first, the questions before it after (one per line): the new question
-    // decides, the earlier ones only break its ties.
     let newest = terms(question.lines().next().unwrap_or_default());
     let all = terms(question);
     let score = |asked: &HashSet<String>, candidate: &Candidate| -> f64 {
@@ -54,19 +96,35 @@ pub(crate) fn extract(question: &str, sources: &[Source]) -> Option<Extracted> {
             .map(|term| weights.get(term.as_str()).copied().unwrap_or(0.0))
             .sum()
     };
-    let scores: Vec<(f64, f64)> = candidates
+    let scores: Vec<(bool, f64, f64)> = candidates
         .iter()
-        .map(|candidate| (score(&newest, candidate), score(&all, candidate)))
+        .map(|candidate| {
+            let newest = score(&newest, candidate);
+            (
+                candidate.states_asked && newest > 0.0,
+                newest,
+                score(&all, candidate),
+            )
+        })
         .collect();
     let mut ranked: Vec<usize> = (0..candidates.len()).collect();
     // Stable: among equal scores the earlier sentence stays first.
     ranked.sort_by(|&a, &b| {
-        let ((a_newest, a_all), (b_newest, b_all)) = (scores[a], scores[b]);
-        b_newest.total_cmp(&a_newest).then(b_all.total_cmp(&a_all))
+        let ((a_states, a_newest, a_all), (b_states, b_newest, b_all)) = (scores[a], scores[b]);
+        b_states
+            .cmp(&a_states)
+            .then(b_newest.total_cmp(&a_newest))
+            .then(b_all.total_cmp(&a_all))
     });
+    let answers_it = ranked.first().is_some_and(|&best| scores[best].0);
     let mut chosen: Vec<usize> = Vec::new();
     let mut used = 0;
     for index in ranked {
+        // Once a sentence states what was asked, one that does not would only restate the
+        // question beside it.
+        if answers_it && !scores[index].0 {
+            continue;
+        }
         let columns = columns(&text[candidates[index].range.clone()]);
         if chosen.is_empty() || used + columns <= ANSWER_COLUMNS {
             chosen.push(index);
@@ -78,7 +136,43 @@ pub(crate) fn extract(question: &str, sources: &[Source]) -> Option<Extracted> {
         .into_iter()
         .map(|index| candidates[index].range.clone())
         .collect();
-    (!quotes.is_empty()).then_some(Extracted { source: 0, quotes })
+    (!quotes.is_empty()).then_some((quotes, answers_it))
+}
+
+/// Keys of a page's front matter: a line that starts with one of them and a colon is the page's
+/// settings, printed as text when the page was converted to another format, not an answer.
+const FRONT_MATTER_KEYS: [&str; 12] = [
+    "title",
+    "layout",
+    "permalink",
+    "redirect_from",
+    "keywords",
+    "tags",
+    "categories",
+    "sidebar",
+    "weight",
+    "aliases",
+    "lastmod",
+    "translator",
+];
+
+/// Whether a sentence can be an answer: not a question (an FAQ's question line, which shares
+/// every word of a question about it), not a line that is only a link, not a front matter line.
+fn is_answer_line(sentence: &str) -> bool {
+    let trimmed = sentence.trim();
+    let front_matter = trimmed
+        .split_once(':')
+        .is_some_and(|(key, _)| FRONT_MATTER_KEYS.contains(&key.trim()));
+    if front_matter {
+        return false;
+    }
+    let question = trimmed.ends_with(['?', '？'])
+        || ["Q:", "Q.", "Q：", "Q．", "質問:", "質問："]
+            .iter()
+            .any(|mark| trimmed.starts_with(mark));
+    let link_only = !trimmed.contains(' ')
+        && (trimmed.starts_with("http://") || trimmed.starts_with("https://"));
+    !(question || link_only)
 }
 
 /// Each term's weight: ln(1 + n / sentences containing it), over the `n` candidates.
@@ -129,7 +223,7 @@ mod tests {
 
     #[test]
     fn quotes_the_sentence_that_holds_the_asked_terms_first() {
-        let long = "word ".repeat(50);
+        let long = "Filler ".repeat(50);
         let sources = [source(
             "API rate limits",
             &format!(
@@ -167,6 +261,43 @@ mod tests {
                 "このような梅雨のことを空梅雨という。"
             ]
         );
+    }
+
+    #[test]
+    fn an_faq_question_line_a_bare_link_or_front_matter_is_never_the_answer() {
+        let sources = [source(
+            "FAQ",
+            "title: Lost badge\nkeywords: badge, lost\nQ: What do I do if I lose my badge?\n\
+             https://security.example/badge\nReport it to Security within 24 hours.",
+        )];
+        assert_eq!(
+            quoted("What do I do if I lose my badge?", &sources),
+            ["Report it to Security within 24 hours."]
+        );
+    }
+
+    #[test]
+    fn a_sentence_stating_the_asked_amount_leads_and_a_later_source_may_hold_it() {
+        let sources = [source(
+            "Home office",
+            &format!(
+                "The home office budget covers desks, chairs and monitors. {}. \
+                 The home office budget is $500 per year.",
+                "filler words ".repeat(30)
+            ),
+        )];
+        assert_eq!(
+            quoted("How much is the home office budget?", &sources)[0],
+            "The home office budget is $500 per year."
+        );
+        let sources = [
+            source("Leave", "Paid leave is granted by your manager."),
+            source("Leave days", "You get 20 days of paid leave a year."),
+        ];
+        let found = extract("How many days of paid leave do I get?", &sources).unwrap();
+        assert_eq!(found.source, 1);
+        let found = extract("Who grants paid leave?", &sources).unwrap();
+        assert_eq!(found.source, 0, "no kind asked: the best source answers");
     }
 
     #[test]

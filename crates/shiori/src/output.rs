@@ -290,6 +290,24 @@ pub fn answer_report(report: &AnswerReport) -> String {
     if let Some(first) = report.first_token_p50_ms {
         let _ = write!(text, "; first token p50 {first:.2} ms");
     }
+    for (title, groups) in [("kind", &report.by_kind), ("turn", &report.by_turn)] {
+        for (name, group) in groups {
+            let _ = write!(
+                text,
+                "\n  {title} {:<15} {:>4} queries",
+                name, group.queries
+            );
+            for (label, value) in [
+                ("accuracy", group.accuracy),
+                ("answer_rate", group.answer_rate),
+                ("refused", group.no_answer_refusal),
+            ] {
+                if let Some(value) = value {
+                    let _ = write!(text, ", {label} {value:.3}");
+                }
+            }
+        }
+    }
     text
 }
 

@@ -6,7 +6,6 @@ mod fixed;
 mod markdown;
 mod recursive;
 mod semantic;
-mod table;
 mod token;
 
 use crate::hash::content_hash;
@@ -24,24 +23,41 @@ pub enum ChunkError {
     Embed(#[from] shiori_core::EmbedError),
 }
 
-/// A piece of text and the chunker's metadata for it.
+/// A piece of text and the headings it sits under, outermost first.
 struct Piece {
     text: String,
-    header_path: Option<String>,
+    headings: Vec<String>,
 }
 
 impl Piece {
     fn plain(text: String) -> Piece {
         Piece {
             text,
-            header_path: None,
+            headings: Vec::new(),
         }
     }
 }
 
+/// Between the parts of a chunk's context: `Travel policy › Booking › Flights`.
+pub const CONTEXT_SEPARATOR: &str = " › ";
+
+/// What a chunk is about beyond its own words: the document's title, then the headings above
+/// the chunk (a first heading that repeats the title is not said twice). The chunk's title is
+/// this context, so it is embedded and searched with the chunk and shown with its quotes: a
+/// long page split under headings is still found by the page's subject.
+fn context(title: &str, headings: &[String]) -> String {
+    let repeats_title = headings.first().is_some_and(|first| first == title);
+    let headings = &headings[usize::from(repeats_title)..];
+    std::iter::once(title)
+        .chain(headings.iter().map(String::as_str))
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(CONTEXT_SEPARATOR)
+}
+
 /// Splits `document` with the configured chunker. Chunk ids are `{doc_id}#{index}`; chunks
-/// inherit the document's title, source, time and metadata (plus `header_path` from the
-/// Markdown chunker). Never returns empty chunks; an empty document has none. The token and
+/// inherit the document's source, time and metadata (plus `header_path` from the Markdown
+/// chunker), and take its title with the headings above them as theirs ([`context`]). Never returns empty chunks; an empty document has none. The token and
 /// semantic chunkers use `embedder` (its tokenizer, its sentence vectors); the others ignore it.
 pub fn chunk_document(
     document: &Document,
@@ -57,7 +73,8 @@ pub fn chunk_document(
         ChunkerKind::Record => vec![Piece::plain(text.to_owned())],
         _ if whole_record => vec![Piece::plain(text.to_owned())],
         ChunkerKind::Auto if is_markdown(document) => markdown::split(text, max),
-        ChunkerKind::Auto if is_sheet(document) => table::split(text, max)
+        // A sheet's rows each carry their header, so a chunk may end after any row.
+        ChunkerKind::Auto if is_sheet(document) => recursive::split(text, max)
             .into_iter()
             .map(Piece::plain)
             .collect(),
@@ -103,17 +120,16 @@ pub fn chunk_document(
         .enumerate()
         .map(|(index, piece)| {
             let mut metadata = document.metadata.clone();
-            if let Some(header_path) = piece.header_path {
-                metadata.insert("header_path".to_owned(), header_path);
+            if !piece.headings.is_empty() {
+                metadata.insert("header_path".to_owned(), piece.headings.join(" > "));
             }
+            let title = context(&document.title, &piece.headings);
             Chunk {
                 chunk_id: format!("{}#{index}", document.doc_id),
                 doc_id: document.doc_id.clone(),
-                title: document.title.clone(),
+                content_hash: content_hash(embedding_input(&title, &piece.text).as_bytes()),
+                title,
                 source: document.source.clone(),
-                content_hash: content_hash(
-                    embedding_input(&document.title, &piece.text).as_bytes(),
-                ),
                 text: piece.text,
                 index: count(index),
                 total,
@@ -124,15 +140,16 @@ pub fn chunk_document(
         .collect())
 }
 
-/// Markdown files, and Word documents, which their loader writes as Markdown.
+/// Documents whose loader keeps headings as `#` lines ([`crate::structure`]): Markdown, Word
+/// and HTML.
 fn is_markdown(document: &Document) -> bool {
     matches!(
         document.metadata.get("doc_type").map(String::as_str),
-        Some("markdown" | "docx")
+        Some("markdown" | "docx" | "html")
     )
 }
 
-/// Spreadsheet sheets, which their loader writes as one Markdown table each.
+/// Spreadsheet sheets, which their loader writes one row a line.
 fn is_sheet(document: &Document) -> bool {
     document.metadata.get("doc_type").map(String::as_str) == Some("xlsx")
 }
@@ -241,15 +258,21 @@ mod tests {
     }
 
     #[test]
-    fn markdown_chunks_get_a_header_path() {
-        let doc = document("markdown", "# Guide\n## Install\nRun it.\n## Use\nClick.");
+    fn markdown_chunks_get_a_header_path_and_their_context_as_title() {
+        let doc = document("markdown", "# Title\n## Install\nRun it.\n## Use\nClick.");
         let chunks = chunk(&doc, &config(ChunkerKind::Markdown, 100, 0));
         let paths: Vec<&str> = chunks
             .iter()
             .map(|c| c.metadata["header_path"].as_str())
             .collect();
-        assert_eq!(paths, ["Guide > Install", "Guide > Use"]);
-        assert_eq!(chunks[0].text, "## Install\nRun it.");
+        assert_eq!(paths, ["Title > Install", "Title > Use"]);
+        assert_eq!(chunks[0].text, "Run it.");
+        assert_eq!(chunks[0].title, "Title › Install");
+        assert_eq!(
+            chunks[0].embedding_input(),
+            "Title › Install\nRun it.",
+            "the context is embedded and searched with the text"
+        );
         assert_eq!(chunks[0].metadata["project"], "kumo");
     }
 

@@ -1,9 +1,10 @@
 use super::office::{attribute, walk_xml, Package, XmlEvent};
-use super::table::markdown_table;
-use super::{file_document, file_stem, normalize_title};
+use super::{file_document, normalize_title};
 use crate::error::IngestError;
 use crate::markdown::headers;
 use crate::normalize::normalize;
+use crate::structure::readable_name;
+use crate::structure::rows::table_lines;
 use shiori_core::Document;
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,9 +16,10 @@ const MAX_HEADER_LEVEL: usize = 6;
 /// `w:outlineLvl` 9 means body text; 0..=8 are heading levels 1..=9.
 const BODY_OUTLINE_LEVEL: usize = 9;
 
-/// A Word document as Markdown: paragraphs in order, heading styles as `#` headers (so the
-/// Markdown chunker keeps the header path), list paragraphs as `-` items, tables as Markdown
-/// tables.
+/// A Word document as structured text (see [`crate::structure`]): paragraphs and list items in
+/// order, heading styles as `#` headers (so the Markdown chunker keeps the header path), each
+/// table row as one line that carries its header. The title is the first top-level heading,
+/// else a readable file name.
 pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<Document, IngestError> {
     let mut package = Package::open(path, bytes)?;
     let body = package.main_part(DOCUMENT_PART, "Word (.docx)")?;
@@ -37,7 +39,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<Documen
         .iter()
         .find(|header| header.level == 1 && !header.title.is_empty())
         .map(|header| normalize_title(header.title))
-        .unwrap_or_else(|| file_stem(path));
+        .unwrap_or_else(|| readable_name(path));
     Ok(file_document(path, title, text, "docx", modified))
 }
 
@@ -45,11 +47,10 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<Documen
 #[derive(Debug, Clone, Copy, Default)]
 struct ParagraphStyle {
     heading: Option<usize>,
-    list_item: bool,
 }
 
-/// Heading levels and list styles per paragraph style id, from the styles' names (`heading 1`,
-/// `Title`, `List Bullet`), outline levels and numbering. Localised documents name their style
+/// Heading levels per paragraph style id, from the styles' names (`heading 1`, `Title`) and
+/// outline levels. Localised documents name their style
 /// ids freely (`1`, `見出し1`) but keep the English built-in names, so names are what count.
 fn paragraph_styles(
     package: &Package,
@@ -71,16 +72,14 @@ fn paragraph_styles(
             (Some("name"), Some(element), Some((_, style))) => {
                 if let Some(name) = attribute(element, "val") {
                     style.heading = style.heading.or(level_of_style_name(&name));
-                    style.list_item |= is_list_style_name(&name);
                 }
             }
             (Some("outlineLvl"), Some(element), Some((_, style))) => {
                 style.heading = style.heading.or(outline_level(element));
             }
-            (Some("numPr"), _, Some((_, style))) => style.list_item = true,
             _ if event.closed() == Some("style") => {
                 if let Some((id, style)) = current.take() {
-                    if style.heading.is_some() || style.list_item {
+                    if style.heading.is_some() {
                         styles.insert(id, style);
                     }
                 }
@@ -89,11 +88,6 @@ fn paragraph_styles(
         }
     })?;
     Ok(styles)
-}
-
-fn is_list_style_name(name: &str) -> bool {
-    let name = name.trim().to_ascii_lowercase();
-    name.starts_with("list bullet") || name.starts_with("list number")
 }
 
 fn level_of_style_name(name: &str) -> Option<usize> {
@@ -117,7 +111,6 @@ struct MarkdownWriter<'a> {
     paragraph_depth: usize,
     paragraph: String,
     heading: Option<usize>,
-    list_item: bool,
     in_run: bool,
     in_text_run: bool,
     /// Nested tables are flattened into the cell of the outermost table that holds them.
@@ -135,7 +128,6 @@ impl<'a> MarkdownWriter<'a> {
             paragraph_depth: 0,
             paragraph: String::new(),
             heading: None,
-            list_item: false,
             in_run: false,
             in_text_run: false,
             table_depth: 0,
@@ -156,12 +148,10 @@ impl<'a> MarkdownWriter<'a> {
                             .map(|id| self.style(&id))
                             .unwrap_or_default();
                         self.heading = self.heading.or(style.heading);
-                        self.list_item |= style.list_item;
                     }
                     "outlineLvl" if self.paragraph_depth > 0 => {
                         self.heading = self.heading.or(outline_level(element));
                     }
-                    "numPr" => self.list_item = true,
                     "r" if starts => self.in_run = true,
                     "t" if starts => self.in_text_run = true,
                     // Outside a run, `tab` is a tab stop of the paragraph's properties.
@@ -203,7 +193,6 @@ impl<'a> MarkdownWriter<'a> {
             let name = style_id.to_ascii_lowercase().replace("heading", "heading ");
             ParagraphStyle {
                 heading: level_of_style_name(&name),
-                list_item: false,
             }
         })
     }
@@ -213,7 +202,6 @@ impl<'a> MarkdownWriter<'a> {
         if self.paragraph_depth == 1 {
             self.paragraph.clear();
             self.heading = None;
-            self.list_item = false;
         } else {
             self.paragraph.push(' ');
         }
@@ -243,7 +231,6 @@ impl<'a> MarkdownWriter<'a> {
                     "#".repeat(level.clamp(1, MAX_HEADER_LEVEL))
                 )
             }
-            None if self.list_item => format!("- {text}"),
             None => text.to_owned(),
         };
         self.blocks.push(block);
@@ -260,7 +247,7 @@ impl<'a> MarkdownWriter<'a> {
         self.table_depth = self.table_depth.saturating_sub(1);
         if self.table_depth == 0 && !self.rows.is_empty() {
             let rows = std::mem::take(&mut self.rows);
-            self.blocks.push(markdown_table(&rows));
+            self.blocks.push(table_lines(&rows));
         }
     }
 }
@@ -298,8 +285,8 @@ mod tests {
         assert_eq!(
             doc.text,
             "Internal use only.\n\n# Travel Guide\n\n## Pricing\n\nFares depend on the class.\n\n\
-             | Class | Fare |\n| --- | --- |\n| Economy | 120 |\n| Business \\| Plus | 480 |\n\n\
-             ## 出張\n\n- 新幹線は指定席を使えます。"
+             Class: Economy · Fare: 120\nClass: Business | Plus · Fare: 480\n\n\
+             ## 出張\n\n新幹線は指定席を使えます。"
         );
         assert_eq!(doc.title, "Travel Guide");
         assert_eq!(doc.source, path.to_string_lossy());
@@ -308,7 +295,7 @@ mod tests {
         let chunks = chunk_document(doc, &ChunkerConfig::default(), None).unwrap();
         let table_chunk = chunks
             .iter()
-            .find(|c| c.text.contains("| Economy | 120 |"))
+            .find(|c| c.text.contains("Class: Economy · Fare: 120"))
             .expect("table chunk");
         assert_eq!(
             table_chunk.metadata["header_path"],
@@ -331,7 +318,7 @@ mod tests {
         .expect("docx");
         let path = fixture(&dir, "rules.docx", &bytes);
         let doc = &load_file(&path, 0).expect("load").documents[0];
-        assert_eq!(doc.text, "# 規程\n\n## 第一条\n\nA & B tabbed\n\n- 項目");
+        assert_eq!(doc.text, "# 規程\n\n## 第一条\n\nA & B tabbed\n\n項目");
     }
 
     #[test]

@@ -1,13 +1,16 @@
-use super::{file_document, file_stem, normalize_title};
+use super::{file_document, normalize_title};
 use crate::error::IngestError;
 use crate::normalize::normalize;
+use crate::structure::readable_name;
+use crate::structure::rows::table_lines;
 use ego_tree::iter::Edge;
 use scraper::{Html, Node};
 use shiori_core::Document;
 use std::path::Path;
 
-/// Elements whose text is never visible content (`head` also hides `title`, read separately).
-const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template"];
+/// Elements whose text is never the page's content (`head` also hides `title`, read
+/// separately; `nav` is the site's menu, the same on every page).
+const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template", "nav"];
 
 /// Elements that start a new paragraph; a blank line keeps them apart for the chunkers.
 const PARAGRAPHS: &[&str] = &[
@@ -48,7 +51,9 @@ const LINES: &[&str] = &["caption", "dd", "dt", "li", "tr"];
 /// Elements whose source line breaks are content rather than formatting.
 const PREFORMATTED: &[&str] = &["pre", "textarea"];
 
-/// An HTML page: visible body text with block structure turned into line breaks.
+/// An HTML page: visible body text with block structure turned into line breaks, headings into
+/// `#` lines the chunker splits under, and each table row into one line that carries its
+/// header (see [`crate::structure`]).
 pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, IngestError> {
     let page = Html::parse_document(html);
     let mut text = Text::default();
@@ -78,8 +83,14 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
         .iter()
         .map(|candidate| normalize_title(candidate))
         .find(|candidate| !candidate.is_empty())
-        .unwrap_or_else(|| file_stem(path));
+        .unwrap_or_else(|| readable_name(path));
     Ok(file_document(path, title, body, "html", modified))
+}
+
+/// `h1` … `h6` as a level.
+fn heading_level(name: &str) -> Option<usize> {
+    let digit = name.strip_prefix('h')?;
+    digit.parse().ok().filter(|level| (1..=6).contains(level))
 }
 
 /// Text gathered during the walk; the depths count open elements of each kind.
@@ -94,6 +105,15 @@ struct Text {
     h1_depth: usize,
     /// Set once an `h1` with text has closed; later ones are not the page's title.
     h1_done: bool,
+    /// Open tables, innermost last.
+    tables: Vec<TableRows>,
+}
+
+/// The rows of a table being read, and the cell being read.
+#[derive(Default)]
+struct TableRows {
+    rows: Vec<Vec<String>>,
+    cell: Option<String>,
 }
 
 impl Text {
@@ -106,10 +126,25 @@ impl Text {
         }
         match name {
             "title" => self.in_title = self.title.is_empty(),
-            "h1" => self.h1_depth += 1,
+            "table" => self.tables.push(TableRows::default()),
+            "tr" => {
+                if let Some(table) = self.tables.last_mut() {
+                    table.rows.push(Vec::new());
+                }
+            }
+            "td" | "th" => {
+                if let Some(table) = self.tables.last_mut() {
+                    table.cell = Some(String::new());
+                }
+            }
             _ => {}
         }
         self.break_line(name);
+        if let Some(level) = heading_level(name) {
+            self.h1_depth += usize::from(level == 1);
+            self.body.push_str(&"#".repeat(level));
+            self.body.push(' ');
+        }
     }
 
     fn close(&mut self, name: &str) {
@@ -125,8 +160,24 @@ impl Text {
                 self.h1_depth = self.h1_depth.saturating_sub(1);
                 self.h1_done |= self.h1_depth == 0 && !self.first_h1.trim().is_empty();
             }
-            // Cells of a row would otherwise run together.
-            "td" | "th" => self.body.push(' '),
+            "td" | "th" => {
+                if let Some(table) = self.tables.last_mut() {
+                    let cell = table.cell.take().unwrap_or_default();
+                    match table.rows.last_mut() {
+                        Some(row) => row.push(cell),
+                        None => table.rows.push(vec![cell]),
+                    }
+                }
+            }
+            "table" => {
+                if let Some(table) = self.tables.pop() {
+                    let lines = table_lines(&table.rows);
+                    match self.tables.last_mut().and_then(|outer| outer.cell.as_mut()) {
+                        Some(cell) => cell.push_str(&lines),
+                        None => self.body.push_str(&lines),
+                    }
+                }
+            }
             _ => {}
         }
         if name != "br" {
@@ -135,6 +186,13 @@ impl Text {
     }
 
     fn break_line(&mut self, name: &str) {
+        if self.tables.last().is_some_and(|table| table.cell.is_some()) {
+            // Inside a cell a break is a space: a row is one line.
+            if PARAGRAPHS.contains(&name) || LINES.contains(&name) || name == "br" {
+                self.push_cell_space();
+            }
+            return;
+        }
         if PARAGRAPHS.contains(&name) {
             self.body.push_str("\n\n");
         } else if name == "br" || (LINES.contains(&name) && !self.at_line_start()) {
@@ -145,7 +203,16 @@ impl Text {
     }
 
     fn at_line_start(&self) -> bool {
+        if self.tables.last().is_some_and(|table| table.cell.is_some()) {
+            return true;
+        }
         self.body.trim_end_matches([' ', '\t']).ends_with('\n')
+    }
+
+    fn push_cell_space(&mut self) {
+        if let Some(cell) = self.tables.last_mut().and_then(|table| table.cell.as_mut()) {
+            cell.push(' ');
+        }
     }
 
     fn push(&mut self, chunk: &str) {
@@ -158,11 +225,15 @@ impl Text {
         if self.h1_depth > 0 && !self.h1_done {
             self.first_h1.push_str(chunk);
         }
+        let target = match self.tables.last_mut().and_then(|table| table.cell.as_mut()) {
+            Some(cell) => cell,
+            None => &mut self.body,
+        };
         if self.preformatted > 0 {
-            self.body.push_str(chunk);
+            target.push_str(chunk);
         } else {
             // Outside <pre>, a source line break is just a space in the rendered page.
-            self.body.extend(
+            target.extend(
                 chunk
                     .chars()
                     .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c }),
@@ -192,18 +263,33 @@ mod tests {
 </body></html>"#;
 
     #[test]
-    fn extracts_visible_text_with_block_breaks() {
+    fn extracts_visible_text_with_headings_and_rows_and_no_menu() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = fixture(&dir, "help.html", PAGE.as_bytes());
         let doc = &load_file(&path, 3).expect("load").documents[0];
         assert_eq!(doc.title, "Kumo Cloud Help");
         assert_eq!(
             doc.text,
-            "Home\n\nWelcome\n\nFirst paragraph continues here.\n\none\ntwo\n\n\
-             Line\nbreak & entity\n\na b\nc d\n\nkeep\nlines"
+            "# Welcome\n\nFirst paragraph continues here.\n\none\ntwo\n\n\
+             Line\nbreak & entity\n\na: c · b: d\n\nkeep\nlines"
         );
         assert_eq!(doc.metadata["doc_type"], "html");
         assert_eq!(doc.modified, 3);
+    }
+
+    #[test]
+    fn a_table_row_is_one_line_with_its_header() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let page = "<h2>Plans</h2><table><thead><tr><th>Plan</th><th>Requests per minute</th>\
+                    </tr></thead><tbody><tr><td><b>Business</b></td><td><p>600</p><p>burst \
+                    1,000</p></td></tr><tr><td>Starter</td><td>100</td></tr></tbody></table>";
+        let path = fixture(&dir, "plans.html", page.as_bytes());
+        let doc = &load_file(&path, 0).expect("load").documents[0];
+        assert_eq!(
+            doc.text,
+            "## Plans\n\nPlan: Business · Requests per minute: 600 burst 1,000\n\
+             Plan: Starter · Requests per minute: 100"
+        );
     }
 
     #[test]
@@ -221,7 +307,7 @@ mod tests {
         let path = fixture(&dir, "plain-page.html", b"<p>just text</p>");
         assert_eq!(
             load_file(&path, 0).expect("load").documents[0].title,
-            "plain-page"
+            "Plain page"
         );
     }
 }

@@ -15,7 +15,6 @@ mod pdf_cmap;
 mod pdf_scan;
 mod pptx;
 mod records;
-mod table;
 mod text;
 mod xlsx;
 

@@ -4,6 +4,7 @@ use super::records::failure_at;
 use super::{file_stem, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
 use crate::normalize::normalize;
+use crate::structure::reflow;
 use lopdf::{Document as PdfDocument, ObjectId};
 use pdf_extract::{output_doc_page, PlainTextOutput};
 use rayon::prelude::*;
@@ -67,6 +68,15 @@ pub(super) fn load(
         (number, outcome)
     }));
     read.sort_by_key(|(number, _)| *number);
+    // Text layers break lines where the column did; OCR'd text is laid out by Tesseract.
+    let mut layers: Vec<&mut String> = read
+        .iter_mut()
+        .filter_map(|(_, outcome)| match outcome {
+            Ok(Some((text, None))) => Some(text),
+            _ => None,
+        })
+        .collect();
+    reflow(&mut layers);
 
     let mut loaded = LoadedFile::default();
     for (number, outcome) in read {

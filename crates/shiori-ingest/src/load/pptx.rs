@@ -1,8 +1,8 @@
 use super::office::{attribute, attribute_value, walk_xml, Package, XmlEvent};
-use super::table::markdown_table;
 use super::{file_stem, normalize_title, part_document, LoadedFile};
 use crate::error::IngestError;
 use crate::normalize::normalize;
+use crate::structure::rows::table_lines;
 use quick_xml::events::BytesStart;
 use std::collections::HashMap;
 use std::path::Path;
@@ -158,7 +158,7 @@ fn notes_part(
     Ok(package.part(&notes)?.map(|xml| (notes.clone(), xml)))
 }
 
-/// The text of a slide's (or notes page's) shapes: title placeholders apart, tables as Markdown.
+/// The text of a slide's (or notes page's) shapes: title placeholders apart, each table row a line with its header.
 #[derive(Default)]
 struct Shapes {
     title: Vec<String>,
@@ -211,7 +211,7 @@ fn read_shapes(package: &Package, part: &str, xml: &str) -> Result<Shapes, Inges
                 "tbl" => {
                     rows.retain(|row| row.iter().any(|cell| !cell.is_empty()));
                     if !rows.is_empty() {
-                        shapes.body.push(markdown_table(&std::mem::take(&mut rows)));
+                        shapes.body.push(table_lines(&std::mem::take(&mut rows)));
                     }
                 }
                 _ => {}

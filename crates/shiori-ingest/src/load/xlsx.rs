@@ -1,8 +1,8 @@
 use super::records::failure_at;
-use super::table::markdown_table;
 use super::{file_stem, part_document, LoadedFile};
 use crate::error::IngestError;
 use crate::normalize::normalize;
+use crate::structure::rows::table_lines;
 use calamine::{DataRef, Reader, Xlsx, XlsxError};
 use std::collections::BTreeMap;
 use std::io::Cursor;
@@ -15,8 +15,9 @@ const MAX_SHEET_CELLS: usize = 2_000_000;
 const EXCEL_EPOCH_DAYS_BEFORE_UNIX: f64 = 25_569.0;
 const SECONDS_PER_DAY: f64 = 86_400.0;
 
-/// An Excel workbook, one document per sheet with values: a Markdown table whose first row is
-/// the sheet's first row with values (the table chunker repeats it in every chunk). Only cells
+/// An Excel workbook, one document per sheet with values: one line per row, each cell named by
+/// the sheet's first row with values (`Plan: Pro · Monthly fee: 30.5`), so every chunk and every
+/// quoted row says what its values mean. Only cells
 /// with values are read, streamed from the sheet XML, so a sheet of a million formatted but
 /// empty cells costs a scan, not a grid. A bad sheet fails alone.
 pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedFile, IngestError> {
@@ -40,7 +41,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
                 continue;
             }
         };
-        let text = normalize(&markdown_table(&rows));
+        let text = normalize(&table_lines(&rows));
         if text.is_empty() {
             continue;
         }
@@ -173,7 +174,7 @@ mod tests {
     use shiori_core::ChunkerConfig;
 
     #[test]
-    fn each_sheet_is_a_markdown_table_that_knows_its_sheet() {
+    fn each_sheet_is_its_rows_with_their_header_and_knows_its_sheet() {
         let dir = tempfile::tempdir().expect("tempdir");
         let bytes = xlsx(&[
             (
@@ -201,7 +202,7 @@ mod tests {
         let name = path.to_string_lossy();
         assert_eq!(
             prices.text,
-            "| Plan | Monthly fee |\n| --- | --- |\n| Starter | 12 |\n| Pro | 30.5 |"
+            "Plan: Starter · Monthly fee: 12\nPlan: Pro · Monthly fee: 30.5"
         );
         assert_eq!(prices.title, "plans: Prices");
         assert_eq!(prices.source, format!("{name} sheet Prices"));
@@ -210,14 +211,11 @@ mod tests {
         assert_eq!(prices.metadata["doc_type"], "xlsx");
         assert_eq!(branches.metadata["sheet"], "支社");
         assert_eq!(branches.metadata["sheet_number"], "3");
-        assert_eq!(
-            branches.text,
-            "| 都市 | 人数 |\n| --- | --- |\n| 大阪 | 42 |"
-        );
+        assert_eq!(branches.text, "都市: 大阪 · 人数: 42");
     }
 
     #[test]
-    fn every_chunk_of_a_long_sheet_repeats_the_header_row() {
+    fn every_row_of_a_long_sheet_carries_the_header_in_every_chunk() {
         let dir = tempfile::tempdir().expect("tempdir");
         let rows: Vec<Vec<String>> = (0..200)
             .map(|i| vec![format!("item-{i}"), format!("{}", i * 3)])
@@ -234,9 +232,7 @@ mod tests {
         assert!(chunks.len() > 3, "{}", chunks.len());
         for chunk in &chunks {
             assert!(
-                chunk
-                    .text
-                    .starts_with("| Item | Stock |\n| --- | --- |\n| item-"),
+                chunk.text.lines().all(|row| row.starts_with("Item: item-")),
                 "{}",
                 chunk.text
             );
@@ -247,7 +243,7 @@ mod tests {
             .last()
             .expect("chunks")
             .text
-            .ends_with("| item-199 | 597 |"));
+            .ends_with("Item: item-199 · Stock: 597"));
     }
 
     #[test]
@@ -272,7 +268,7 @@ mod tests {
         let bytes = xlsx_with_sheet_xml(&[("Sparse", xml)]).expect("xlsx");
         let path = fixture(&dir, "sparse.xlsx", &bytes);
         let doc = &load_file(&path, 0).expect("load").documents[0];
-        assert_eq!(doc.text, "| Key | Value |\n| --- | --- |\n| last | 7 |");
+        assert_eq!(doc.text, "Key: last · Value: 7");
     }
 
     #[test]

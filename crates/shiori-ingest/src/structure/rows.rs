@@ -1,0 +1,83 @@
+//! Table rows as units that carry their header: `Plan: Business · Requests per minute: 600`,
+//! one line a row, so a chunk, a quoted row or a search hit says what each value means. The
+//! loaders of every format with tables (Markdown, HTML, DOCX, XLSX, PPTX) render rows here.
+
+/// Between the cells of a row.
+pub(crate) const CELL_SEPARATOR: &str = " · ";
+
+/// The body rows of a table whose first row is its header, one line each. A cell reads
+/// `Header: value`; an empty value is left out, and so is a row with no value at all. A table
+/// of one row has no header to give it: its cells are listed as they are.
+pub(crate) fn table_lines(rows: &[Vec<String>]) -> String {
+    let Some((header, body)) = rows.split_first() else {
+        return String::new();
+    };
+    if body.is_empty() {
+        return row_line(&[], header);
+    }
+    body.iter()
+        .map(|row| row_line(header, row))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One row under `header`; see [`table_lines`].
+pub(crate) fn row_line(header: &[String], row: &[String]) -> String {
+    let cells: Vec<String> = row
+        .iter()
+        .enumerate()
+        .filter_map(|(index, value)| {
+            let value = flat(value);
+            if value.is_empty() {
+                return None;
+            }
+            let name = header.get(index).map(|name| flat(name)).unwrap_or_default();
+            Some(match name.is_empty() || name == value {
+                true => value,
+                false => format!("{name}: {value}"),
+            })
+        })
+        .collect();
+    cells.join(CELL_SEPARATOR)
+}
+
+/// A cell on one line: its own line breaks and runs of spaces become single spaces.
+fn flat(cell: &str) -> String {
+    cell.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(table: &[&[&str]]) -> Vec<Vec<String>> {
+        table
+            .iter()
+            .map(|row| row.iter().map(|cell| cell.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn each_row_carries_its_header() {
+        let table = rows(&[
+            &["Plan", "Requests per minute", "Note"],
+            &["Business", "600", ""],
+            &["Starter", "100", "per\nkey"],
+            &["", "", ""],
+            &["Trial", "10", "", "extra"],
+        ]);
+        assert_eq!(
+            table_lines(&table),
+            "Plan: Business · Requests per minute: 600\n\
+             Plan: Starter · Requests per minute: 100 · Note: per key\n\
+             Plan: Trial · Requests per minute: 10 · extra"
+        );
+    }
+
+    #[test]
+    fn a_lone_row_or_no_row() {
+        assert_eq!(table_lines(&rows(&[&["a", "b"]])), "a · b");
+        assert_eq!(table_lines(&[]), "");
+    }
+}

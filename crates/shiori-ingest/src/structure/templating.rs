@@ -1,0 +1,137 @@
+//! Static-site templating a reader never sees: Hugo shortcodes (`{{< … >}}`, `{{% … %}}`),
+//! Jekyll's Liquid tags and output (`{% … %}`, `{{ … }}`), and admonition markers (MkDocs
+//! `!!! note "Title"`, Docusaurus `:::tip Title` … `:::`), whose titles are kept. Code fences
+//! are left as they are: templating syntax inside them is what the page documents.
+
+use crate::markdown::fence_marker;
+
+/// `text` with its templating removed, line structure kept.
+pub(crate) fn strip(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prose = String::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut in_admonition = false;
+    for line in text.split_inclusive('\n') {
+        let marker = fence_marker(line.trim());
+        match (fence, marker) {
+            (None, Some(opened)) => {
+                flush(&mut prose, &mut out);
+                fence = Some(opened);
+                out.push_str(line);
+                continue;
+            }
+            (Some((open, width)), Some((close, len))) if open == close && len >= width => {
+                fence = None;
+                out.push_str(line);
+                continue;
+            }
+            (Some(_), _) => {
+                out.push_str(line);
+                continue;
+            }
+            (None, None) => {}
+        }
+        let body = in_admonition.then(|| line.strip_prefix("    ")).flatten();
+        in_admonition &= body.is_some() || line.trim().is_empty();
+        if let Some(body) = body {
+            prose.push_str(body);
+        } else if let Some(title) = admonition_title(line) {
+            in_admonition = line.starts_with("!!!") || line.starts_with("???");
+            prose.push_str(&title);
+            prose.push('\n');
+        } else {
+            prose.push_str(line);
+        }
+    }
+    flush(&mut prose, &mut out);
+    out
+}
+
+/// Removes the template spans of the prose gathered so far (they may run over lines).
+fn flush(prose: &mut String, out: &mut String) {
+    out.push_str(&without_spans(prose));
+    prose.clear();
+}
+
+/// Template delimiters, longest opener first so `{{<` is not read as `{{`.
+const SPANS: [(&str, &str); 4] = [("{{<", ">}}"), ("{{%", "%}}"), ("{%", "%}"), ("{{", "}}")];
+
+fn without_spans(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let closed = SPANS.iter().find_map(|(open, close)| {
+            let inner = tail.strip_prefix(open)?;
+            inner.find(close).map(|end| open.len() + end + close.len())
+        });
+        match closed {
+            Some(length) => rest = &tail[length..],
+            None => {
+                out.push('{');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The title an admonition marker line shows (empty when it has none), or `None` for a line
+/// that is not a marker.
+fn admonition_title(line: &str) -> Option<String> {
+    let trimmed = line.trim();
+    if let Some(rest) = trimmed
+        .strip_prefix("!!!")
+        .or_else(|| trimmed.strip_prefix("???+"))
+        .or_else(|| trimmed.strip_prefix("???"))
+    {
+        let title = rest.split_once('"').map_or("", |(_, quoted)| {
+            quoted.rsplit_once('"').map_or(quoted, |(title, _)| title)
+        });
+        return Some(title.trim().to_string());
+    }
+    let rest = trimmed.strip_prefix(":::")?;
+    let rest = rest.trim_start_matches(':');
+    // `:::note Title`, `:::note[Title]`, or a bare `:::` closing the block.
+    let title = match rest.split_once('[') {
+        Some((_, bracketed)) => bracketed.trim_end_matches(']'),
+        None => rest.split_once(' ').map_or("", |(_, title)| title),
+    };
+    Some(title.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hugo_and_liquid_tags_go_their_content_stays() {
+        let page = "{{% panel title=\"Note\" %}}\nPay by the 25th.\n{{% /panel %}}\n\
+                    {{< figure src=\"a.png\"\n  caption=\"Chart\" >}}\nSee {{ site.title }} \
+                    {% include x.html %}docs.\n";
+        assert_eq!(strip(page), "\nPay by the 25th.\n\n\nSee  docs.\n");
+    }
+
+    #[test]
+    fn code_fences_keep_their_templating() {
+        let page = "```\n{{< shortcode >}}\n```\nText {{< x >}}.\n";
+        assert_eq!(strip(page), "```\n{{< shortcode >}}\n```\nText .\n");
+    }
+
+    #[test]
+    fn admonitions_keep_their_titles_and_bodies() {
+        let page = "!!! warning \"Before you travel\"\n    Ask your manager.\n\nAfter.\n\
+                    :::tip[Save money]\nBook early.\n:::\n";
+        assert_eq!(
+            strip(page),
+            "Before you travel\nAsk your manager.\n\nAfter.\nSave money\nBook early.\n\n"
+        );
+    }
+
+    #[test]
+    fn a_lone_brace_is_text() {
+        assert_eq!(strip("a { b } {{ c"), "a { b } {{ c");
+    }
+}

@@ -1,0 +1,236 @@
+//! What a question asks for, read from its wording in English or Japanese, and whether a
+//! sentence states that kind of thing: "how much" wants an amount, "how many" a number, "when"
+//! or "how long" a date or a duration. A sentence that shares the question's words but states
+//! no amount is the question restated, not its answer.
+
+/// The kinds of answer whose presence in a sentence can be seen from its characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// Money: a price, a budget, an allowance.
+    Amount,
+    /// A count or any other number.
+    Number,
+    /// A date, a time, a deadline or a duration.
+    Time,
+}
+
+/// Question wordings, lower-cased, for each kind; the first kind with a match wins, so money
+/// is tried before numbers ("how much does it cost per month" is an amount, not a time).
+const WORDINGS: [(Asked, &[&str]); 3] = [
+    (
+        Asked::Amount,
+        &[
+            "how much",
+            "cost",
+            "price",
+            "budget",
+            "allowance",
+            "stipend",
+            "reimburse",
+            "fee",
+            "salary",
+            "いくら",
+            "金額",
+            "費用",
+            "料金",
+            "予算",
+            "手当",
+            "代金",
+            "支給額",
+            "上限額",
+        ],
+    ),
+    (
+        Asked::Time,
+        &[
+            "when",
+            "how long",
+            "what date",
+            "what time",
+            "deadline",
+            "due",
+            "how soon",
+            "how far in advance",
+            "いつ",
+            "何日前",
+            "何日以内",
+            "期限",
+            "期間",
+            "何時",
+            "何か月",
+            "何ヶ月",
+            "何年",
+            "何週間",
+            "締め切り",
+            "締切",
+        ],
+    ),
+    (
+        Asked::Number,
+        &[
+            "how many",
+            "how often",
+            "number of",
+            "what percentage",
+            "what percent",
+            "何人",
+            "何日",
+            "何回",
+            "何個",
+            "何件",
+            "何名",
+            "何%",
+            "何パーセント",
+            "何割",
+            "いくつ",
+        ],
+    ),
+];
+
+/// What `question` asks for, when its wording says.
+pub(crate) fn asked(question: &str) -> Option<Asked> {
+    let lower = question.to_lowercase();
+    WORDINGS
+        .iter()
+        .find(|(_, wordings)| {
+            wordings
+                .iter()
+                .any(|wording| contains_wording(&lower, wording))
+        })
+        .map(|(kind, _)| *kind)
+}
+
+/// `wording` in `text` as words for English (so "due" is not found in "procedure"), anywhere
+/// for Japanese.
+fn contains_wording(text: &str, wording: &str) -> bool {
+    if !wording.is_ascii() {
+        return text.contains(wording);
+    }
+    text.match_indices(wording).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + wording.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// Whether `sentence` states the kind of thing `asked` names.
+pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
+    let has_digit = sentence
+        .chars()
+        .any(|c| c.is_ascii_digit() || ('０'..='９').contains(&c));
+    let lower = sentence.to_lowercase();
+    let any = |words: &[&str]| words.iter().any(|word| lower.contains(word));
+    match asked {
+        Asked::Amount => {
+            (has_digit || any(&KANJI_NUMBERS)) && (any(&CURRENCIES) || lower.contains('%'))
+                || any(&["free", "no cost", "無料", "全額", "実費"])
+        }
+        Asked::Number => has_digit || any(&KANJI_NUMBERS) || any(&NUMBER_WORDS),
+        Asked::Time => {
+            (has_digit || any(&KANJI_NUMBERS) || any(&NUMBER_WORDS)) && any(&TIME_UNITS)
+                || any(&TIME_WORDS)
+        }
+    }
+}
+
+const CURRENCIES: [&str; 12] = [
+    "$", "¥", "€", "£", "円", "ドル", "usd", "jpy", "eur", "dollar", "yen", "euro",
+];
+const KANJI_NUMBERS: [&str; 10] = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十"];
+const NUMBER_WORDS: [&str; 14] = [
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
+    "twice", "once", "half",
+];
+const TIME_UNITS: [&str; 23] = [
+    "minute",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "year",
+    ":",
+    "/",
+    "分",
+    "時",
+    "日",
+    "週",
+    "月",
+    "年",
+    "営業日",
+    "ヶ月",
+    "か月",
+    "カ月",
+    "半期",
+    "quarter",
+    "january",
+    "april",
+    "october",
+];
+const TIME_WORDS: [&str; 24] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "today",
+    "tomorrow",
+    "immediately",
+    "annually",
+    "monthly",
+    "weekly",
+    "daily",
+    "yearly",
+    "before",
+    "after",
+    "毎月",
+    "毎週",
+    "毎年",
+    "翌月",
+    "月末",
+    "前日",
+    "当日",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_what_a_question_asks_for() {
+        for (question, kind) in [
+            (
+                "How much can I spend on a home office?",
+                Some(Asked::Amount),
+            ),
+            ("在宅勤務の手当っていくら？", Some(Asked::Amount)),
+            ("How many days of leave do I get?", Some(Asked::Number)),
+            ("有給休暇は何日もらえますか？", Some(Asked::Number)),
+            ("When is payday?", Some(Asked::Time)),
+            ("申請は何日前までに出せばいい？", Some(Asked::Time)),
+            ("What is the procedure to request leave?", None),
+            ("Who approves travel?", None),
+        ] {
+            assert_eq!(asked(question), kind, "{question}");
+        }
+    }
+
+    #[test]
+    fn tells_a_sentence_that_states_it_from_one_that_restates_the_question() {
+        assert!(states(
+            "The home office budget is $500 per year.",
+            Asked::Amount
+        ));
+        assert!(states("在宅勤務手当は月額5,000円です。", Asked::Amount));
+        assert!(!states(
+            "The home office budget covers desks and chairs.",
+            Asked::Amount
+        ));
+        assert!(states("You get 20 days.", Asked::Number));
+        assert!(!states("Leave is granted by your manager.", Asked::Number));
+        assert!(states("Payday is the 25th of each month.", Asked::Time));
+        assert!(states("給与は毎月25日に支払う。", Asked::Time));
+        assert!(!states("Payroll is run by the finance team.", Asked::Time));
+    }
+}

@@ -1,0 +1,160 @@
+//! A follow-up as retrieval searches it when no model rewrites it. One that names its own
+//! subject ("How do I book a flight?") is searched alone, so its retrieval, answer and refusal
+//! are its own; an elliptical one ("And for contractors?", 「それは何日前まで？」) is followed by
+//! the questions it leans on — the turn before it, and further back while those lean too — which
+//! lend the subject it lacks while its own words, first, decide.
+
+use shiori_analysis::text::terms;
+use shiori_core::Turn;
+
+/// Openings that continue the previous question rather than ask a new one.
+const CONTINUATIONS: [&str; 22] = [
+    "and ",
+    "and?",
+    "what about",
+    "how about",
+    "what if",
+    "also",
+    "then ",
+    "so ",
+    "but ",
+    "or ",
+    "same ",
+    "else",
+    "それ",
+    "その",
+    "じゃあ",
+    "では",
+    "なら",
+    "あと",
+    "ちなみに",
+    "また",
+    "他に",
+    "ほかに",
+];
+
+/// Words that point back at something said before.
+const POINTING_BACK: [&str; 10] = [
+    "it", "that", "this", "those", "these", "they", "them", "there", "one", "ones",
+];
+
+/// Japanese words that point back, found anywhere in the question.
+const POINTING_BACK_JA: [&str; 6] = ["それ", "その", "そこ", "そちら", "この件", "同じ"];
+
+/// Endings of a Japanese question that names a case without asking anything of it.
+const CASE_ONLY_ENDINGS: [&str; 5] = ["は", "だと", "なら", "では", "の場合"];
+
+/// Longer than this, a question ending like that says what it asks.
+const CASE_ONLY_CHARS: usize = 20;
+
+/// A question with fewer subject words than this says what it asks about only with the turn
+/// before it ("How long does that take?").
+const SUBJECT_WORDS: usize = 3;
+
+/// Whether `question` leans on the turn before it for its subject.
+pub(crate) fn is_elliptical(question: &str) -> bool {
+    let lower = question.trim().to_lowercase();
+    if CONTINUATIONS
+        .iter()
+        .any(|opening| lower.starts_with(opening))
+    {
+        return true;
+    }
+    if POINTING_BACK_JA.iter().any(|word| lower.contains(word)) {
+        return true;
+    }
+    // 「派遣社員の場合は？」「週30時間未満の人だと？」: a case and nothing asked of it.
+    let bare = lower.trim_end_matches(['?', '？', ' ', '。']);
+    if CASE_ONLY_ENDINGS
+        .iter()
+        .any(|ending| bare.ends_with(ending))
+        && bare.chars().count() <= CASE_ONLY_CHARS
+    {
+        return true;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    let english = !words.is_empty() && lower.is_ascii();
+    english
+        && terms(&lower).len() < SUBJECT_WORDS
+        && words.iter().any(|word| POINTING_BACK.contains(word))
+}
+
+/// What retrieval searches for `question` after `recent` (oldest first): the question alone,
+/// or, when it is elliptical, the question then the earlier questions it leans on, newest
+/// first, one a line.
+pub(crate) fn searched(question: &str, recent: &[Turn]) -> String {
+    let mut lines = vec![question];
+    let mut leaning = is_elliptical(question);
+    for turn in recent.iter().rev() {
+        if !leaning {
+            break;
+        }
+        lines.push(&turn.question);
+        leaning = is_elliptical(&turn.question);
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(question: &str) -> Turn {
+        Turn {
+            question: question.to_string(),
+            answer: String::new(),
+            refused: false,
+            sources: Vec::new(),
+            at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn tells_elliptical_follow_ups_from_questions_that_stand_alone() {
+        for question in [
+            "And for contractors?",
+            "What about the Design team?",
+            "How long does that take?",
+            "Is it paid?",
+            "それは何日前まで？",
+            "派遣社員の場合は？",
+            "じゃあ、アルバイトは？",
+            "週3日勤務で週30時間未満の人だと？",
+        ] {
+            assert!(is_elliptical(question), "{question}");
+        }
+        for question in [
+            "How do I book a flight?",
+            "Is it possible to expense a new laptop?",
+            "What is the dress code at the office?",
+            "有給休暇は入社後いつから使えますか？",
+            "What's the parking policy?",
+        ] {
+            assert!(!is_elliptical(question), "{question}");
+        }
+    }
+
+    #[test]
+    fn a_follow_up_borrows_only_while_it_leans() {
+        let history = [
+            turn("How do I book a flight?"),
+            turn("How much is the home office budget?"),
+            turn("How long does that take?"),
+        ];
+        assert_eq!(
+            searched("And for contractors?", &history),
+            "And for contractors?\nHow long does that take?\nHow much is the home office budget?"
+        );
+        assert_eq!(
+            searched("What is the dress code at the office?", &history),
+            "What is the dress code at the office?"
+        );
+        assert_eq!(
+            searched("And for contractors?", &[]),
+            "And for contractors?"
+        );
+    }
+}
