@@ -51,9 +51,32 @@ const CASE_ONLY_CHARS: usize = 20;
 /// before it ("How long does that take?").
 const SUBJECT_WORDS: usize = 3;
 
+/// Words that say the question starts a new topic.
+const NEW_TOPIC: [&str; 8] = [
+    "unrelated",
+    "by the way",
+    "btw",
+    "another question",
+    "different question",
+    "ところで",
+    "別件",
+    "話は変わ",
+];
+
+/// A Japanese question with this many content characters (kanji and katakana, `何` aside; a
+/// Latin word counts two) or fewer names no subject of its own: 「金額はいくら？」,
+/// 「パスワードは付けられますか？」. Japanese leaves out what the conversation already said.
+const JAPANESE_SUBJECT_CHARS: usize = 6;
+
 /// Whether `question` leans on the turn before it for its subject.
 pub(crate) fn is_elliptical(question: &str) -> bool {
     let lower = question.trim().to_lowercase();
+    if NEW_TOPIC.iter().any(|marker| lower.contains(marker)) {
+        return false;
+    }
+    if is_japanese(&lower) && content_chars(&lower) <= JAPANESE_SUBJECT_CHARS {
+        return true;
+    }
     if CONTINUATIONS
         .iter()
         .any(|opening| lower.starts_with(opening))
@@ -80,6 +103,28 @@ pub(crate) fn is_elliptical(question: &str) -> bool {
     english
         && terms(&lower).len() < SUBJECT_WORDS
         && words.iter().any(|word| POINTING_BACK.contains(word))
+}
+
+fn is_japanese(text: &str) -> bool {
+    text.chars()
+        .any(|c| matches!(c, '\u{3041}'..='\u{30fa}') || shiori_analysis::is_japanese_char(c))
+}
+
+/// Kanji and katakana (`何` aside), and two for each Latin word: what names a subject.
+fn content_chars(text: &str) -> usize {
+    let names = text
+        .chars()
+        .filter(|&c| {
+            c != '何'
+                && (matches!(c, '\u{30a1}'..='\u{30fa}' | '\u{30fc}')
+                    || ('\u{4e00}'..='\u{9fff}').contains(&c))
+        })
+        .count();
+    let words = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| word.len() >= 2)
+        .count();
+    names + 2 * words
 }
 
 /// What retrieval searches for `question` after `recent` (oldest first): the question alone,
@@ -123,6 +168,8 @@ mod tests {
             "派遣社員の場合は？",
             "じゃあ、アルバイトは？",
             "週3日勤務で週30時間未満の人だと？",
+            "金額はいくら？",
+            "パスワードは付けられますか？",
         ] {
             assert!(is_elliptical(question), "{question}");
         }
@@ -132,6 +179,9 @@ mod tests {
             "What is the dress code at the office?",
             "有給休暇は入社後いつから使えますか？",
             "What's the parking policy?",
+            "ok unrelated - what's the code for weather leave?",
+            "ところで、featureブランチってどういう名前にすればいい？",
+            "英会話スクールの費用も補助してくれる？",
         ] {
             assert!(!is_elliptical(question), "{question}");
         }

@@ -174,10 +174,13 @@ fn indexes_office_files_finds_table_cells_and_shows_pages_and_slides() {
         );
         let text = top["text"].as_str().unwrap();
         assert!(
-            text.starts_with("| Plan | Monthly fee (USD) | Seats |\n| --- | --- | --- |"),
+            text.lines().all(|row| row.starts_with("Plan: ")),
+            "every row carries its header: {text}"
+        );
+        assert!(
+            text.contains("Plan: Enterprise · Monthly fee (USD): 480 · Seats: unlimited"),
             "{text}"
         );
-        assert!(text.contains("| Enterprise | 480 | unlimited |"), "{text}");
         assert!(top["source"]
             .as_str()
             .unwrap()
@@ -185,7 +188,10 @@ fn indexes_office_files_finds_table_cells_and_shows_pages_and_slides() {
 
         let hits = search(&data, "daily meal allowance in Fukuoka", mode);
         let text = hits[0]["text"].as_str().unwrap();
-        assert!(text.contains("| Fukuoka | 3,500 yen |"), "{mode}: {hits:?}");
+        assert!(
+            text.contains("City: Fukuoka · Daily meal allowance: 3,500 yen"),
+            "{mode}: {hits:?}"
+        );
 
         let hits = search(&data, "Kobe depot capacity", mode);
         assert!(

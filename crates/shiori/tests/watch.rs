@@ -43,8 +43,9 @@ fn start_watcher(data: &Path, folder: &Path) -> (Watcher, Receiver<String>) {
     (Watcher(child), lines)
 }
 
-/// Sources of the hits whose text holds `word` (a made-up word; BM25's character bigrams also
-/// rank chunks that merely share letters with it). Every search must succeed, even while the
+/// Sources of the hits whose text or title (a heading is the title of the chunks under it)
+/// holds `word` (a made-up word; BM25's character bigrams also rank chunks that merely share
+/// letters with it). Every search must succeed, even while the
 /// watcher writes.
 fn sources_for(data: &Path, word: &str) -> Vec<String> {
     let output = command(data)
@@ -63,7 +64,8 @@ fn sources_for(data: &Path, word: &str) -> Vec<String> {
         .iter()
         .filter(|hit| {
             let text = hit["text"].as_str().unwrap().to_lowercase();
-            text.contains(word)
+            let title = hit["title"].as_str().unwrap_or_default().to_lowercase();
+            text.contains(word) || title.contains(word)
         })
         .map(|hit| hit["source"].as_str().unwrap().to_string())
         .collect()
