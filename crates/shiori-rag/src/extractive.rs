@@ -55,7 +55,7 @@ mod tests {
             source("休暇", "入社日に10日付与されます。有給休暇は年間20日です。"),
             source("Plans", "Business costs $29 per user per month."),
         ];
-        let quoted = quote("有給休暇は入社日に付与されますか？", &sources).unwrap();
+        let quoted = quote("有給休暇について教えてください", &sources).unwrap();
         assert_eq!(
             quoted.text,
             "入社日に10日付与されます。 有給休暇は年間20日です。 [1]"

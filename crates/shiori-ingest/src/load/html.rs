@@ -1,6 +1,7 @@
 use super::{file_document, normalize_title};
 use crate::error::IngestError;
 use crate::normalize::normalize;
+use crate::structure::html_text::{LINES, PARAGRAPHS};
 use crate::structure::readable_name;
 use crate::structure::rows::table_lines;
 use ego_tree::iter::Edge;
@@ -11,42 +12,6 @@ use std::path::Path;
 /// Elements whose text is never the page's content (`head` also hides `title`, read
 /// separately; `nav` is the site's menu, the same on every page).
 const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template", "nav"];
-
-/// Elements that start a new paragraph; a blank line keeps them apart for the chunkers.
-const PARAGRAPHS: &[&str] = &[
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "details",
-    "div",
-    "dl",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "footer",
-    "form",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "header",
-    "hr",
-    "main",
-    "nav",
-    "ol",
-    "p",
-    "pre",
-    "section",
-    "summary",
-    "table",
-    "ul",
-];
-
-/// Elements that only start a new line.
-const LINES: &[&str] = &["caption", "dd", "dt", "li", "tr"];
 
 /// Elements whose source line breaks are content rather than formatting.
 const PREFORMATTED: &[&str] = &["pre", "textarea"];

@@ -1,28 +1,42 @@
-//! The text of an HTML fragment inside Markdown (`<details>`, `<br>`, MDX components): tags and
+//! Which HTML elements break lines (the HTML loader's parser reads whole pages by them), and the
+//! text of an HTML fragment inside Markdown (`<details>`, `<br>`, MDX components): tags and
 //! comments removed, block elements turned into line breaks, the common entities decoded.
-//! Whole HTML pages are read by the HTML loader's parser instead.
 
-/// Elements after which the text goes on on a new line.
-const BLOCKS: [&str; 18] = [
-    "br",
-    "div",
-    "p",
-    "li",
-    "ul",
-    "ol",
-    "tr",
-    "table",
-    "summary",
+/// Elements that start a new paragraph; a blank line keeps them apart for the chunkers.
+pub(crate) const PARAGRAPHS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
     "details",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
     "h1",
     "h2",
     "h3",
     "h4",
     "h5",
     "h6",
+    "header",
+    "hr",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
     "section",
-    "blockquote",
+    "summary",
+    "table",
+    "ul",
 ];
+
+/// Elements that only start a new line.
+pub(crate) const LINES: &[&str] = &["caption", "dd", "dt", "li", "tr"];
 
 /// `html` as text; a `<` that opens no tag (`a < b`) is kept.
 pub(crate) fn strip_tags(html: &str) -> String {
@@ -38,7 +52,11 @@ pub(crate) fn strip_tags(html: &str) -> String {
         match tag_name(tail) {
             Some(name) => {
                 let end = tail.find('>').map_or(tail.len(), |end| end + 1);
-                if BLOCKS.contains(&name.to_ascii_lowercase().as_str()) && !out.ends_with('\n') {
+                let name = name.to_ascii_lowercase();
+                let block = name == "br"
+                    || PARAGRAPHS.contains(&name.as_str())
+                    || LINES.contains(&name.as_str());
+                if block && !out.ends_with('\n') {
                     out.push('\n');
                 }
                 rest = &tail[end..];

@@ -64,10 +64,8 @@ impl Renderer {
                 self.out.push_str(&"#".repeat(heading_depth(level)));
                 self.out.push(' ');
             }
-            Tag::Paragraph | Tag::BlockQuote(_) | Tag::HtmlBlock => {
-                if !self.in_item() {
-                    self.paragraph_break();
-                }
+            Tag::Paragraph | Tag::BlockQuote(_) | Tag::HtmlBlock if !self.in_item() => {
+                self.paragraph_break();
             }
             // Fenced, so a `# comment` in code is never read as a heading; the chunker drops
             // the fences.

@@ -3,7 +3,7 @@
 //! row (each row with its header), and no markup, templating or front matter in the text.
 
 mod front_matter;
-mod html_text;
+pub(crate) mod html_text;
 mod markdown;
 mod pdf_text;
 pub(crate) mod rows;
