@@ -151,6 +151,11 @@ fn the_quickstart_questions_with_init_defaults_are_answered_in_content() {
             "How many API requests per minute does the Business plan allow?",
             "600 requests per minute",
         ),
+        // An English question over a page written only in Japanese (faq-002).
+        (
+            "I forgot my password. How long is the reset link valid?",
+            "有効期限は30分",
+        ),
     ] {
         let answer = run_json(&data, &["ask", question, "--top-k", "3"]);
         let text = answer["answer"].as_str().unwrap();

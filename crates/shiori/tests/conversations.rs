@@ -1,5 +1,6 @@
 //! Conversations end to end over samples/faq: `shiori chat` fed questions on stdin and
-//! `shiori ask --conversation`, with no chat model (retrieval joins the recent questions) and
+//! `shiori ask --conversation`, with no chat model (a follow-up is searched alone, or with the
+//! questions it leans on when elliptical) and
 //! with a scripted OpenAI-compatible model (the `condense` step rewrites the follow-up), on both
 //! stores.
 
@@ -123,6 +124,28 @@ fn follow_ups_without_a_chat_model(backend: Backend) {
         assert_eq!(first_source(&answer), expected, "{follow_up}: {answer}");
         assert_ne!(alone, expected, "{follow_up} alone finds {alone} first");
     }
+
+    // A follow-up that names its own subject is its own question: one the documents cannot
+    // answer is refused, not answered from the turn before, and a change of topic is answered
+    // from the new topic's page.
+    let answers = chat(
+        data,
+        &[],
+        &[
+            "How long is the verification link valid after I sign up?",
+            "What is the dress code at the office?",
+            "What are the API rate limits on the Business plan?",
+        ],
+    );
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[1]["refused"], true, "{}", answers[1]);
+    assert_eq!(first_source(&answers[2]), RATE_LIMITS, "{}", answers[2]);
+    assert_eq!(answers[2]["refused"], false, "{}", answers[2]);
+    let condense = step(&answers[2], "condense").unwrap();
+    assert_eq!(
+        condense["output"], "What are the API rate limits on the Business plan?",
+        "searched alone: {condense}"
+    );
 }
 
 fn completion(text: &str) -> Reply {
