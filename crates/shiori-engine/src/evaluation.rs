@@ -139,7 +139,7 @@ impl Engine {
         }
         if let Some(files) = &dataset.files {
             // Its files are shown as its questions name them: `docs/…`.
-            self.shown_paths = self.shown_paths.clone().with_folder(files);
+            self.shown_paths.show_folder(files);
         }
         let index = self.index_corpus(&dataset.corpus, progress)?;
         let (outcomes, report) = self.retrieve_queries(&dataset, retrieval, access, progress)?;

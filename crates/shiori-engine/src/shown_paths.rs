@@ -28,24 +28,20 @@ impl ShownPaths {
     /// Paths are shown relative to `root`, or from the name of whichever of `folders` outside
     /// the root holds them. Folders that exist are taken canonical, as the indexer stores paths.
     pub fn new(root: &Path, folders: impl IntoIterator<Item = PathBuf>) -> ShownPaths {
-        let root = canonical(root);
-        let mut outside: Vec<PathBuf> = folders
-            .into_iter()
-            .map(|folder| canonical(&folder))
-            .filter(|folder| !folder.starts_with(&root) && folder.file_name().is_some())
-            .collect();
-        outside.sort_by_key(|folder| std::cmp::Reverse(folder.as_os_str().len()));
-        outside.dedup();
-        ShownPaths {
-            root,
-            outside,
+        let mut shown = ShownPaths {
+            root: canonical(root),
+            outside: Vec::new(),
             remote: Vec::new(),
+        };
+        for folder in folders {
+            shown.show_folder(&folder);
         }
+        shown
     }
 
-    /// Also shows files under `folder` (outside the root) from its name, as a configured folder
-    /// is: an evaluation set named on the command line.
-    pub fn with_folder(mut self, folder: &Path) -> Self {
+    /// Shows files under `folder` (outside the root) from its name: a configured folder, or an
+    /// evaluation set named on the command line.
+    pub fn show_folder(&mut self, folder: &Path) {
         let folder = canonical(folder);
         if !folder.starts_with(&self.root) && folder.file_name().is_some() {
             self.outside.push(folder);
@@ -53,7 +49,6 @@ impl ShownPaths {
                 .sort_by_key(|folder| std::cmp::Reverse(folder.as_os_str().len()));
             self.outside.dedup();
         }
-        self
     }
 
     /// Shows files under each mirror folder as the URL prefix given with it.
@@ -323,7 +318,8 @@ mod tests {
 
     #[test]
     fn a_folder_named_later_is_shown_from_its_name() {
-        let shown = shown().with_folder(Path::new("/data/sets/handbook/docs"));
+        let mut shown = shown();
+        shown.show_folder(Path::new("/data/sets/handbook/docs"));
         assert_eq!(
             shown.show("/data/sets/handbook/docs/hr/leave.md"),
             "docs/hr/leave.md"

@@ -4,6 +4,7 @@
 //! the questions it leans on — the turn before it, and further back while those lean too — which
 //! lend the subject it lacks while its own words, first, decide.
 
+use shiori_analysis::is_japanese_char;
 use shiori_analysis::text::terms;
 use shiori_core::Turn;
 
@@ -106,19 +107,15 @@ pub(crate) fn is_elliptical(question: &str) -> bool {
 }
 
 fn is_japanese(text: &str) -> bool {
-    text.chars()
-        .any(|c| matches!(c, '\u{3041}'..='\u{30fa}') || shiori_analysis::is_japanese_char(c))
+    text.chars().any(is_japanese_char)
 }
 
 /// Kanji and katakana (`何` aside), and two for each Latin word: what names a subject.
 fn content_chars(text: &str) -> usize {
+    let hiragana = '\u{3040}'..='\u{309f}';
     let names = text
         .chars()
-        .filter(|&c| {
-            c != '何'
-                && (matches!(c, '\u{30a1}'..='\u{30fa}' | '\u{30fc}')
-                    || ('\u{4e00}'..='\u{9fff}').contains(&c))
-        })
+        .filter(|&c| is_japanese_char(c) && !hiragana.contains(&c) && c != '何')
         .count();
     let words = text
         .split(|c: char| !c.is_ascii_alphanumeric())

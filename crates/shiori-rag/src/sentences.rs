@@ -47,20 +47,17 @@ struct Candidate {
 /// alone). A later source is quoted only when the question asks for an amount, a number or a
 /// time, the best source states none that shares the question's words, and the later one does.
 pub(crate) fn extract(question: &str, sources: &[Source]) -> Option<Extracted> {
-    // A follow-up comes first, the questions before it after (one per line): the new question
-    // decides, the earlier ones only break its ties.
-    let newest = question.lines().next().unwrap_or_default();
-    let wanted = asked(newest);
+    let question = Question::new(question);
     let mut first_found = None;
     for (index, source) in sources.iter().enumerate().take(SOURCES_READ) {
-        let Some((quotes, answers_it)) = from_source(question, wanted, &source.text) else {
+        let Some((quotes, answers_it)) = from_source(&question, &source.text) else {
             continue;
         };
         let extracted = Extracted {
             source: index,
             quotes,
         };
-        if answers_it || wanted.is_none() {
+        if answers_it || question.wanted.is_none() {
             return Some(extracted);
         }
         first_found.get_or_insert(extracted);
@@ -68,12 +65,29 @@ pub(crate) fn extract(question: &str, sources: &[Source]) -> Option<Extracted> {
     first_found
 }
 
-/// The sentences of `text` to quote, and whether the best of them states what is `wanted`.
-fn from_source(
-    question: &str,
+/// What the sentences of every source read are scored against, taken from the question once.
+struct Question {
+    /// The terms of the newest question. A follow-up comes first, the questions before it
+    /// after (one per line): the new question decides, the earlier ones only break its ties.
+    newest: HashSet<String>,
+    all: HashSet<String>,
     wanted: Option<Asked>,
-    text: &str,
-) -> Option<(Vec<Range<usize>>, bool)> {
+}
+
+impl Question {
+    fn new(question: &str) -> Question {
+        let newest = question.lines().next().unwrap_or_default();
+        Question {
+            newest: terms(newest),
+            all: terms(question),
+            wanted: asked(newest),
+        }
+    }
+}
+
+/// The sentences of `text` to quote, and whether the best of them states what is wanted.
+fn from_source(question: &Question, text: &str) -> Option<(Vec<Range<usize>>, bool)> {
+    let wanted = question.wanted;
     let candidates: Vec<Candidate> = sentence_ranges(text)
         .into_iter()
         .filter(|range| is_answer_line(&text[range.clone()]))
@@ -87,8 +101,6 @@ fn from_source(
         })
         .collect();
     let weights = rarity(&candidates);
-    let newest = terms(question.lines().next().unwrap_or_default());
-    let all = terms(question);
     let score = |asked: &HashSet<String>, candidate: &Candidate| -> f64 {
         asked
             .iter()
@@ -99,11 +111,11 @@ fn from_source(
     let scores: Vec<(bool, f64, f64)> = candidates
         .iter()
         .map(|candidate| {
-            let newest = score(&newest, candidate);
+            let newest = score(&question.newest, candidate);
             (
                 candidate.states_asked && newest > 0.0,
                 newest,
-                score(&all, candidate),
+                score(&question.all, candidate),
             )
         })
         .collect();

@@ -12,16 +12,17 @@ const RUNNING_LINES: usize = 2;
 /// Reflows the text of a document's pages in place (one string per page, lines as the PDF
 /// laid them out).
 pub(crate) fn reflow(pages: &mut [&mut String]) {
-    let running = running_lines(pages);
-    for page in pages.iter_mut() {
-        let page: &mut String = page;
-        let unspaced: Vec<String> = page.lines().map(|line| unspaced(line.trim())).collect();
-        let lines: Vec<&str> = unspaced.iter().map(String::as_str).collect();
+    let lines: Vec<Vec<String>> = pages
+        .iter()
+        .map(|page| page.lines().map(|line| unspaced(line.trim())).collect())
+        .collect();
+    let running = running_lines(&lines);
+    for (page, lines) in pages.iter_mut().zip(&lines) {
         let filled = lines.iter().filter(|line| !line.is_empty()).count();
         let mut position = 0;
         let kept: Vec<&str> = lines
             .iter()
-            .copied()
+            .map(String::as_str)
             .filter(|line| {
                 if line.is_empty() {
                     return true;
@@ -31,8 +32,7 @@ pub(crate) fn reflow(pages: &mut [&mut String]) {
                 !(is_page_number(line) || (edge && running.contains(&shape(line))))
             })
             .collect();
-        let reflowed = paragraphs(&kept);
-        *page = reflowed;
+        **page = paragraphs(&kept);
     }
 }
 
@@ -68,17 +68,17 @@ fn unspaced(line: &str) -> String {
 }
 
 /// Lines found at the edge of most pages (digits aside, so `Page 3` and `Page 4` match): the
-/// running headers and footers. Needs three pages to tell.
-fn running_lines(pages: &[&mut String]) -> HashSet<String> {
+/// running headers and footers. Needs three pages to tell. `pages` are trimmed, unspaced lines.
+fn running_lines(pages: &[Vec<String>]) -> HashSet<String> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     for page in pages {
-        let lines: Vec<&str> = page
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
+        let filled: Vec<&String> = page.iter().filter(|line| !line.is_empty()).collect();
+        let mut edges: Vec<String> = filled
+            .iter()
+            .take(RUNNING_LINES)
+            .map(|l| shape(l))
             .collect();
-        let mut edges: Vec<String> = lines.iter().take(RUNNING_LINES).map(|l| shape(l)).collect();
-        edges.extend(lines.iter().rev().take(RUNNING_LINES).map(|l| shape(l)));
+        edges.extend(filled.iter().rev().take(RUNNING_LINES).map(|l| shape(l)));
         edges.sort();
         edges.dedup();
         for edge in edges {
