@@ -12,6 +12,7 @@ mod ocr;
 mod office;
 mod pdf;
 mod pdf_cmap;
+mod pdf_layout;
 mod pdf_scan;
 mod pptx;
 mod records;

@@ -1,4 +1,5 @@
 use super::pdf_cmap::adopt_unicode_cmaps;
+use super::pdf_layout::LaidOut;
 use super::pdf_scan::{page_images, ScanError};
 use super::records::failure_at;
 use super::{file_stem, ocr, page_document, LoadedFile};
@@ -6,7 +7,7 @@ use crate::error::IngestError;
 use crate::normalize::normalize;
 use crate::structure::reflow;
 use lopdf::{Document as PdfDocument, ObjectId};
-use pdf_extract::{output_doc_page, PlainTextOutput};
+use pdf_extract::output_doc_page;
 use rayon::prelude::*;
 use shiori_ocr::{recognize, PageImage, Recognized};
 use std::any::Any;
@@ -173,8 +174,8 @@ fn encrypted(path: &Path) -> IngestError {
 /// second go. The first reason is kept when both fail.
 fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, PageError> {
     let laid_out = guarded(|| {
-        let mut text = String::new();
-        output_doc_page(pdf, &mut PlainTextOutput::new(&mut text), number).map(|()| text)
+        let mut page = LaidOut::default();
+        output_doc_page(pdf, &mut page, number).map(|()| page.text())
     })
     .map_err(PageError::from)
     .and_then(|extracted| extracted.map_err(PageError::from));

@@ -14,7 +14,10 @@ const RUNNING_LINES: usize = 2;
 pub(crate) fn reflow(pages: &mut [&mut String]) {
     let lines: Vec<Vec<String>> = pages
         .iter()
-        .map(|page| page.lines().map(|line| unspaced(line.trim())).collect())
+        .map(|page| {
+            let lines: Vec<String> = page.lines().map(|line| unspaced(line.trim())).collect();
+            single_spaced(lines)
+        })
         .collect();
     let running = running_lines(&lines);
     for (page, lines) in pages.iter_mut().zip(&lines) {
@@ -34,6 +37,21 @@ pub(crate) fn reflow(pages: &mut [&mut String]) {
             .collect();
         **page = paragraphs(&kept);
     }
+}
+
+/// `lines` without their blank lines when nearly every line is followed by one: a text layer
+/// read that way (pdf-extract writes each line so) says nothing of paragraphs with its blank
+/// lines, and kept, they would end a paragraph at every line of the page.
+fn single_spaced(lines: Vec<String>) -> Vec<String> {
+    let filled = lines.windows(2).filter(|pair| !pair[0].is_empty()).count();
+    let blank_after = lines
+        .windows(2)
+        .filter(|pair| !pair[0].is_empty() && pair[1].is_empty())
+        .count();
+    if filled < 2 || blank_after * 10 < filled * 9 {
+        return lines;
+    }
+    lines.into_iter().filter(|line| !line.is_empty()).collect()
 }
 
 /// Shortest run of single characters between single spaces read as one letter-spaced word.
@@ -225,6 +243,28 @@ mod tests {
             "本プロジェクトは複数の部署が並行して実施する。\n次の段落です。\n\
              Expenses are reimbursed within thirty days of the claim being approved.\n\
              Short heading\n• First item of a list here\n• Second"
+        );
+    }
+
+    #[test]
+    fn a_blank_line_after_every_line_is_no_paragraph_break() {
+        let mut page = "すべての重大インシデントに対し、私たちはポストモーテムを行います。他\n\n\
+             者を責めることなく、なにがうまくいかなかったのかを正確に把握できる詳細な\n\n\
+             説明を設けます。\n\nオーナーの決定\n\n"
+            .to_string();
+        reflow(&mut [&mut page]);
+        assert_eq!(
+            page,
+            "すべての重大インシデントに対し、私たちはポストモーテムを行います。他\
+             者を責めることなく、なにがうまくいかなかったのかを正確に把握できる詳細な\
+             説明を設けます。\nオーナーの決定"
+        );
+        let mut spaced =
+            "First paragraph.\n\nSecond paragraph starts here and\ngoes on.".to_string();
+        reflow(&mut [&mut spaced]);
+        assert_eq!(
+            spaced, "First paragraph.\nSecond paragraph starts here and goes on.",
+            "a page that breaks lines without blank ones keeps its blank lines as paragraph ends"
         );
     }
 
