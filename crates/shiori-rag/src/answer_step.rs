@@ -5,10 +5,11 @@
 //! them, or the whole text at the end when nothing was streamed.
 
 use crate::events::{AnswerEvent, Forward};
-use crate::extractive::{quote, refuses, Quoted, REFUSAL_TEXT};
+use crate::extractive::{not_stated_text, quote, refuses, Quoted, REFUSAL_TEXT};
 use crate::pipelines::sources;
 use crate::prompts;
 use crate::run::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
+use crate::sentences::NotQuoted;
 use crate::verify::{Checker, Stop};
 use crate::RagError;
 use shiori_core::{Answer, ChatError, ChatResponse, Retrieval, Source, TokenReceiver};
@@ -157,8 +158,8 @@ impl Run<'_, '_> {
             _ => "its reply had no sentence a source supports".to_string(),
         };
         let mut answer = match quote(question, sources) {
-            Some(Quoted { text, citations }) => self.send_whole(text, false, citations, sources),
-            None => self.send_whole(CANNOT_ANSWER_TEXT.to_string(), true, Vec::new(), sources),
+            Ok(Quoted { text, citations }) => self.send_whole(text, false, citations, sources),
+            Err(_) => self.send_whole(CANNOT_ANSWER_TEXT.to_string(), true, Vec::new(), sources),
         };
         answer.degraded = Some(format!(
             "the answer model's reply was not used ({why}): answered with the sentences quoted from the sources"
@@ -231,12 +232,18 @@ impl Run<'_, '_> {
     /// listener whole (nothing is generated).
     pub fn extractive(&mut self, question: &str, retrieval: &Retrieval) -> Answer {
         let sources = sources(&retrieval.hits);
-        let quoted = (!refuses(&retrieval.hits, &retrieval.verdict))
-            .then(|| quote(question, &sources))
-            .flatten();
+        let quoted = if refuses(&retrieval.hits, &retrieval.verdict) {
+            Err(NotQuoted::Nothing)
+        } else {
+            quote(question, &sources)
+        };
         let output = match &quoted {
-            Some(quoted) => format!("quoted {}", summary(&quoted.text)),
-            None => "refused: nothing relevant enough".to_string(),
+            Ok(quoted) => format!("quoted {}", summary(&quoted.text)),
+            Err(NotQuoted::Nothing) => "refused: nothing relevant enough".to_string(),
+            Err(NotQuoted::NotStated(wanted)) => format!(
+                "refused: no sentence of the first sources states {}",
+                wanted.described()
+            ),
         };
         let input = format!(
             "{} hits; {}",
@@ -245,8 +252,13 @@ impl Run<'_, '_> {
         );
         self.trace.note("extract", input, output, 0.0);
         match quoted {
-            Some(Quoted { text, citations }) => self.send_whole(text, false, citations, &sources),
-            None => self.send_whole(REFUSAL_TEXT.to_string(), true, Vec::new(), &sources),
+            Ok(Quoted { text, citations }) => self.send_whole(text, false, citations, &sources),
+            Err(NotQuoted::Nothing) => {
+                self.send_whole(REFUSAL_TEXT.to_string(), true, Vec::new(), &sources)
+            }
+            Err(NotQuoted::NotStated(wanted)) => {
+                self.send_whole(not_stated_text(wanted), true, Vec::new(), &sources)
+            }
         }
     }
 }

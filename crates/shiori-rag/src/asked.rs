@@ -22,6 +22,8 @@ const WORDINGS: [(Asked, &[&str]); 3] = [
         &[
             "how much",
             "cost",
+            "spend",
+            "charge",
             "price",
             "budget",
             "allowance",
@@ -61,7 +63,10 @@ const WORDINGS: [(Asked, &[&str]); 3] = [
             "何日前",
             "何日以内",
             "期限",
-            "期間",
+            // Not "期間" alone: "梅雨の期間中…を何と呼ぶ" asks for a name.
+            "期間は",
+            "どのくらいの期間",
+            "どれくらいの期間",
             "何時",
             "何か月",
             "何ヶ月",
@@ -93,17 +98,45 @@ const WORDINGS: [(Asked, &[&str]); 3] = [
     ),
 ];
 
+/// What is measured in time rather than money: "how much leave" is answered in hours or days.
+const TIME_OFF: [&str; 9] = [
+    "leave", "time off", "vacation", "pto", "holiday", "休暇", "休み", "有給", "休日",
+];
+
 /// What `question` asks for, when its wording says.
 pub(crate) fn asked(question: &str) -> Option<Asked> {
     let lower = question.to_lowercase();
-    WORDINGS
+    let kind = WORDINGS
         .iter()
         .find(|(_, wordings)| {
             wordings
                 .iter()
                 .any(|wording| contains_wording(&lower, wording))
         })
-        .map(|(kind, _)| *kind)
+        .map(|(kind, _)| *kind)?;
+    // "How much" asks for money only beside a word of money; "how much storage" wants a
+    // number of gigabytes, "how much leave" hours or days.
+    let money = WORDINGS[0]
+        .1
+        .iter()
+        .any(|wording| *wording != "how much" && contains_wording(&lower, wording));
+    let time_off = TIME_OFF.iter().any(|noun| contains_wording(&lower, noun));
+    Some(match kind {
+        Asked::Amount if !money && time_off => Asked::Time,
+        Asked::Amount if !money => Asked::Number,
+        kind => kind,
+    })
+}
+
+impl Asked {
+    /// What a refusal says was not found: "an amount", "a number", "a date or a duration".
+    pub(crate) fn described(self) -> &'static str {
+        match self {
+            Asked::Amount => "an amount",
+            Asked::Number => "a number",
+            Asked::Time => "a date or a duration",
+        }
+    }
 }
 
 /// `wording` in `text` as words for English (so "due" is not found in "procedure"), anywhere
@@ -172,7 +205,7 @@ const TIME_UNITS: [&str; 23] = [
     "april",
     "october",
 ];
-const TIME_WORDS: [&str; 24] = [
+const TIME_WORDS: [&str; 29] = [
     "monday",
     "tuesday",
     "wednesday",
@@ -190,6 +223,11 @@ const TIME_WORDS: [&str; 24] = [
     "yearly",
     "before",
     "after",
+    "end of",
+    "start of",
+    "beginning of",
+    "period",
+    "末",
     "毎月",
     "毎週",
     "毎年",
@@ -212,6 +250,11 @@ mod tests {
             ),
             ("在宅勤務の手当っていくら？", Some(Asked::Amount)),
             ("How many days of leave do I get?", Some(Asked::Number)),
+            ("How much annual leave do I earn?", Some(Asked::Time)),
+            (
+                "How much storage does a workspace include?",
+                Some(Asked::Number),
+            ),
             ("有給休暇は何日もらえますか？", Some(Asked::Number)),
             ("When is payday?", Some(Asked::Time)),
             ("申請は何日前までに出せばいい？", Some(Asked::Time)),

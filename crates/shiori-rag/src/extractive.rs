@@ -1,7 +1,8 @@
 //! The answer no model writes: the sentences of the best sources that answer the question,
 //! cited and marked in their source, or a refusal when nothing retrieved is relevant enough.
 
-use crate::sentences::extract;
+use crate::asked::Asked;
+use crate::sentences::{extract, NotQuoted};
 use shiori_core::{Citation, Hit, Quote, RelevanceVerdict, Source};
 
 /// What a refusal says instead of an answer.
@@ -21,9 +22,18 @@ pub(crate) struct Quoted {
     pub citations: Vec<Citation>,
 }
 
+/// What a refusal says when the sources found are on the question's topic but none states the
+/// kind of thing it asks for.
+pub(crate) fn not_stated_text(wanted: Asked) -> String {
+    format!(
+        "The documents found do not state {} for this question.",
+        wanted.described()
+    )
+}
+
 /// The sentences of `sources` (best first) that answer `question`, followed by the `[n]` of
 /// their source.
-pub(crate) fn quote(question: &str, sources: &[Source]) -> Option<Quoted> {
+pub(crate) fn quote(question: &str, sources: &[Source]) -> Result<Quoted, NotQuoted> {
     let extracted = extract(question, sources)?;
     let source = &sources[extracted.source];
     let number = extracted.source + 1;
@@ -38,7 +48,7 @@ pub(crate) fn quote(question: &str, sources: &[Source]) -> Option<Quoted> {
         .into_iter()
         .map(|range| Quote::of_bytes(&source.text, range))
         .collect();
-    Some(Quoted {
+    Ok(Quoted {
         text: format!("{} [{number}]", sentences.join(" ")),
         citations: vec![citation],
     })

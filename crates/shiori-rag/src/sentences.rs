@@ -40,29 +40,53 @@ struct Candidate {
     states_asked: bool,
 }
 
-/// The sentences of the best of `sources` that answer `question`, or `None` when none has a
-/// sentence to quote. The retriever's best source is read first: it ranked whole chunks with
-/// both retrievers, which a sentence's shared words cannot overrule (quoting from the best of
-/// the top three by shared words answered 1.1 points less of jsquad-valid than from the best
-/// alone). A later source is quoted only when the question asks for an amount, a number or a
-/// time, the best source states none that shares the question's words, and the later one does.
-pub(crate) fn extract(question: &str, sources: &[Source]) -> Option<Extracted> {
+/// Why no sentence is quoted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotQuoted {
+    /// The sources have no sentence at all.
+    Nothing,
+    /// The question asks for this kind of thing and no sentence of the sources read that
+    /// shares the question's words states one: the pages on the topic do not say it.
+    NotStated(Asked),
+}
+
+/// The sentences of the best of `sources` that answer `question`. The retriever's best source
+/// is read first: it ranked whole chunks with both retrievers, which a sentence's shared words
+/// cannot overrule (quoting from the best of the top three by shared words answered 1.1 points
+/// less of jsquad-valid than from the best alone). When the question asks for an amount, a
+/// number or a time, the first source that states one in a sentence sharing the question's
+/// words is quoted; when none of the [`SOURCES_READ`] does, the best source is quoted only if
+/// it states one somewhere, and otherwise nothing is: the realistic unanswerable question is
+/// on the documents' own topic (the benefits page exists, but states no amount for what was
+/// asked), and quoting the topic's sentences answered none of them.
+pub(crate) fn extract(question: &str, sources: &[Source]) -> Result<Extracted, NotQuoted> {
     let question = Question::new(question);
     let mut first_found = None;
+    let mut best_states_it = false;
     for (index, source) in sources.iter().enumerate().take(SOURCES_READ) {
-        let Some((quotes, answers_it)) = from_source(&question, &source.text) else {
+        let Some(ranked) = Ranked::new(&question, &source.text) else {
             continue;
         };
+        let lead = ranked.order[0];
         let extracted = Extracted {
             source: index,
-            quotes,
+            quotes: ranked.quotes(lead, &source.text),
         };
-        if answers_it || question.wanted.is_none() {
-            return Some(extracted);
+        if ranked.scores[lead].0 || question.wanted.is_none() {
+            return Ok(extracted);
+        }
+        if first_found.is_none() {
+            // The best source may state it in words other than the question's ("commuter
+            // pass" for "commuting allowance").
+            best_states_it = ranked.candidates.iter().any(|c| c.states_asked);
         }
         first_found.get_or_insert(extracted);
     }
-    first_found
+    match (first_found, question.wanted) {
+        (Some(extracted), _) if best_states_it => Ok(extracted),
+        (Some(_), Some(wanted)) => Err(NotQuoted::NotStated(wanted)),
+        _ => Err(NotQuoted::Nothing),
+    }
 }
 
 /// What the sentences of every source read are scored against, taken from the question once.
@@ -85,72 +109,164 @@ impl Question {
     }
 }
 
-/// The sentences of `text` to quote, and whether the best of them states what is wanted.
-fn from_source(question: &Question, text: &str) -> Option<(Vec<Range<usize>>, bool)> {
-    let wanted = question.wanted;
-    let candidates: Vec<Candidate> = sentence_ranges(text)
-        .into_iter()
-        .filter(|range| is_answer_line(&text[range.clone()]))
-        .map(|range| {
-            let sentence = &text[range.clone()];
-            Candidate {
-                terms: terms(sentence),
-                states_asked: wanted.is_some_and(|wanted| states(sentence, wanted)),
-                range,
-            }
-        })
-        .collect();
-    let weights = rarity(&candidates);
-    let score = |asked: &HashSet<String>, candidate: &Candidate| -> f64 {
-        asked
+/// A source's answer candidates ranked by the question's words.
+struct Ranked {
+    candidates: Vec<Candidate>,
+    /// Per candidate: whether it states what is asked (and shares a word of the question), the
+    /// weight of the newest question's words it holds, and of all the questions' words.
+    scores: Vec<(bool, f64, f64)>,
+    /// Candidate indexes, best first.
+    order: Vec<usize>,
+}
+
+impl Ranked {
+    /// `None` when `text` has no candidate.
+    fn new(question: &Question, text: &str) -> Option<Ranked> {
+        let wanted = question.wanted;
+        let candidates: Vec<Candidate> = sentence_ranges(text)
+            .into_iter()
+            .filter(|range| is_answer_line(&text[range.clone()]))
+            .map(|range| {
+                let sentence = &text[range.clone()];
+                Candidate {
+                    terms: terms(sentence),
+                    states_asked: wanted.is_some_and(|wanted| states(sentence, wanted)),
+                    range,
+                }
+            })
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let weights = rarity(&candidates);
+        let score = |asked: &HashSet<String>, candidate: &Candidate| -> f64 {
+            asked
+                .iter()
+                .filter(|term| candidate.terms.contains(*term))
+                .map(|term| weights.get(term.as_str()).copied().unwrap_or(0.0))
+                .sum()
+        };
+        let scores: Vec<(bool, f64, f64)> = candidates
             .iter()
-            .filter(|term| candidate.terms.contains(*term))
-            .map(|term| weights.get(term.as_str()).copied().unwrap_or(0.0))
-            .sum()
-    };
-    let scores: Vec<(bool, f64, f64)> = candidates
-        .iter()
-        .map(|candidate| {
-            let newest = score(&question.newest, candidate);
-            (
-                candidate.states_asked && newest > 0.0,
-                newest,
-                score(&question.all, candidate),
-            )
+            .map(|candidate| {
+                let newest = score(&question.newest, candidate);
+                (
+                    candidate.states_asked && newest > 0.0,
+                    newest,
+                    score(&question.all, candidate),
+                )
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        // Stable: among equal scores the earlier sentence stays first.
+        order.sort_by(|&a, &b| {
+            let ((a_states, a_newest, a_all), (b_states, b_newest, b_all)) = (scores[a], scores[b]);
+            b_states
+                .cmp(&a_states)
+                .then(b_newest.total_cmp(&a_newest))
+                .then(b_all.total_cmp(&a_all))
+        });
+        Some(Ranked {
+            candidates,
+            scores,
+            order,
         })
-        .collect();
-    let mut ranked: Vec<usize> = (0..candidates.len()).collect();
-    // Stable: among equal scores the earlier sentence stays first.
-    ranked.sort_by(|&a, &b| {
-        let ((a_states, a_newest, a_all), (b_states, b_newest, b_all)) = (scores[a], scores[b]);
-        b_states
-            .cmp(&a_states)
-            .then(b_newest.total_cmp(&a_newest))
-            .then(b_all.total_cmp(&a_all))
-    });
-    let answers_it = ranked.first().is_some_and(|&best| scores[best].0);
-    let mut chosen: Vec<usize> = Vec::new();
-    let mut used = 0;
-    for index in ranked {
-        // Once a sentence states what was asked, one that does not would only restate the
-        // question beside it. (A sentence that shares no word with the question still joins
-        // when there is room: the answer often does not repeat the question's words, and
-        // leaving such sentences out cost faq-natural-en 2 of 34 right answers.)
-        if answers_it && !scores[index].0 {
-            continue;
-        }
-        let columns = columns(&text[candidates[index].range.clone()]);
-        if chosen.is_empty() || used + columns <= ANSWER_COLUMNS {
-            chosen.push(index);
-            used += columns;
-        }
     }
-    chosen.sort_unstable();
-    let quotes: Vec<Range<usize>> = chosen
-        .into_iter()
-        .map(|index| candidates[index].range.clone())
-        .collect();
-    (!quotes.is_empty()).then_some((quotes, answers_it))
+
+    /// The ranges to quote, in reading order: `lead` always, with its list (the line that
+    /// introduces it, or the items it introduces), then the next best while the answer stays
+    /// within [`ANSWER_COLUMNS`].
+    fn quotes(&self, lead: usize, text: &str) -> Vec<Range<usize>> {
+        let answers_it = self.scores[lead].0;
+        let columns_of = |index: usize| columns(&text[self.candidates[index].range.clone()]);
+        let mut chosen = vec![lead];
+        let mut used = columns_of(lead);
+        for index in self.list_of(lead, text) {
+            if used + columns_of(index) > ANSWER_COLUMNS {
+                break;
+            }
+            chosen.push(index);
+            used += columns_of(index);
+        }
+        for &index in &self.order {
+            // Once a sentence states what was asked, one that does not would only restate the
+            // question beside it. (A sentence that shares no word with the question still
+            // joins when there is room: the answer often does not repeat the question's
+            // words, and leaving such sentences out cost faq-natural-en 2 of 34 right answers.)
+            if chosen.contains(&index) || (answers_it && !self.scores[index].0) {
+                continue;
+            }
+            if used + columns_of(index) <= ANSWER_COLUMNS {
+                chosen.push(index);
+                used += columns_of(index);
+            }
+        }
+        chosen.sort_unstable();
+        chosen
+            .into_iter()
+            .map(|index| self.candidates[index].range.clone())
+            .collect()
+    }
+
+    /// The lines that make `lead` readable as part of a list: the line that introduces the
+    /// list item `lead` is (`Three to five weeks in advance for:` above `Conferences that cost
+    /// more than $2,500`), or the items that follow a `lead` introducing them
+    /// (`…以下の事項を届け出なければならない。` above `1. 受診する病院`), nearest first.
+    fn list_of(&self, lead: usize, text: &str) -> Vec<usize> {
+        let on_own_line = |index: usize| starts_line(text, self.candidates[index].range.start);
+        let sentence = |index: usize| &text[self.candidates[index].range.clone()];
+        if introduces(sentence(lead)) {
+            return (lead + 1..self.candidates.len())
+                .take_while(|&index| on_own_line(index) && is_item(sentence(index)))
+                .collect();
+        }
+        if !on_own_line(lead) {
+            return Vec::new();
+        }
+        (0..lead)
+            .rev()
+            .take(LIST_ITEMS)
+            .take_while(|&index| on_own_line(index))
+            .find(|&index| introduces(sentence(index)))
+            .into_iter()
+            .collect()
+    }
+}
+
+/// How many lines above an item its list's introducing line may be.
+const LIST_ITEMS: usize = 12;
+
+/// Whether the text before `start` ends a line: the sentence at `start` begins one.
+fn starts_line(text: &str, start: usize) -> bool {
+    let before = text[..start].trim_end_matches([' ', '\t']);
+    before.is_empty() || before.ends_with('\n')
+}
+
+/// Whether a line reads as a list item: it starts with a list mark or a number, or it is no
+/// sentence (it ends without a full stop), and it introduces no list of its own.
+fn is_item(line: &str) -> bool {
+    let trimmed = line.trim();
+    let marked = trimmed.starts_with(['•', '・', '●', '○', '■', '-', '*', '–', '※'])
+        || trimmed.starts_with(|c: char| c.is_ascii_digit() || ('①'..='⑳').contains(&c));
+    let sentence = trimmed.ends_with(['。', '.', '！', '!']);
+    (marked || !sentence) && !introduces(trimmed)
+}
+
+/// Whether a sentence introduces the lines after it: it ends with a colon, or points at what
+/// follows (`the following`, `以下の`, `次のとおり`, `下記の`).
+fn introduces(sentence: &str) -> bool {
+    let trimmed = sentence.trim_end();
+    trimmed.ends_with([':', '：'])
+        || [
+            "the following",
+            "以下の",
+            "以下のとおり",
+            "次のとおり",
+            "次の事項",
+            "下記の",
+        ]
+        .iter()
+        .any(|marker| trimmed.contains(marker))
 }
 
 /// Keys of a page's front matter: a line that starts with one of them and a colon is the page's
@@ -315,6 +431,40 @@ mod tests {
     }
 
     #[test]
+    fn a_list_item_comes_with_the_line_that_introduces_it_and_a_lead_in_with_its_items() {
+        let item = format!(
+            "Conference events that cost more than $2,500, {}",
+            "including travel and registration, ".repeat(6)
+        );
+        let sources = [source(
+            "Requests",
+            &format!(
+                "Fifteen days in advance for:\nTraining that costs more than $2,500\n\
+                 Three to five weeks in advance for:\n{item}\nSpeaking events"
+            ),
+        )];
+        assert_eq!(
+            quoted(
+                "how early do I ask for conference events over $2,500?",
+                &sources
+            ),
+            ["Three to five weeks in advance for:", item.trim_end()],
+            "the item fills the answer with its introducing line, not with the first list's"
+        );
+        let text = "定期に健康診断を行う。\n\
+             健康診断を受ける者は、事前に以下の事項を会社に届け出なければならない。\n\
+             1. 受診する病院\n2. 受診日\n健康診断の費用は会社が負担する。";
+        let question = Question::new("健康診断の前に会社に何を届け出る？");
+        let ranked = Ranked::new(&question, text).unwrap();
+        let listed: Vec<&str> = ranked
+            .list_of(1, text)
+            .into_iter()
+            .map(|index| &text[ranked.candidates[index].range.clone()])
+            .collect();
+        assert_eq!(listed, ["1. 受診する病院", "2. 受診日"]);
+    }
+
+    #[test]
     fn wide_characters_take_two_columns() {
         assert_eq!(columns("梅雨 ab"), 7);
         assert_eq!(columns("ＡＢ"), 4);
@@ -322,7 +472,25 @@ mod tests {
 
     #[test]
     fn no_text_no_answer() {
-        assert!(extract("anything?", &[source("empty", "  ")]).is_none());
-        assert!(extract("anything?", &[]).is_none());
+        assert_eq!(
+            extract("anything?", &[source("empty", "  ")]),
+            Err(NotQuoted::Nothing)
+        );
+        assert_eq!(extract("anything?", &[]), Err(NotQuoted::Nothing));
+    }
+
+    #[test]
+    fn an_amount_no_source_states_is_not_quoted() {
+        let sources = [
+            source(
+                "Home office",
+                "The home office budget covers desks and chairs.",
+            ),
+            source("Equipment", "Laptops are provided by IT."),
+        ];
+        assert_eq!(
+            extract("How much is the home office budget?", &sources),
+            Err(NotQuoted::NotStated(Asked::Amount))
+        );
     }
 }

@@ -29,12 +29,15 @@ struct Glyph {
     size: f64,
     /// It starts a string the content stream shows (a gap before it may be a space).
     run_start: bool,
-    text: String,
+    /// Where its characters start in the line's text.
+    at: usize,
 }
 
 struct Line {
     /// The baseline, growing down the page.
     y: f64,
+    /// The glyphs' characters, run together.
+    text: String,
     glyphs: Vec<Glyph>,
 }
 
@@ -51,21 +54,25 @@ impl Line {
             .filter(|pitch| *pitch > 0.0)
             .collect();
         let usual = median(pitches);
-        let mut text = String::new();
-        let mut previous: Option<&Glyph> = None;
-        for glyph in &self.glyphs {
+        let mut text = String::with_capacity(self.text.len() + self.glyphs.len() / 4);
+        for (index, glyph) in self.glyphs.iter().enumerate() {
+            let next_at = self
+                .glyphs
+                .get(index + 1)
+                .map_or(self.text.len(), |next| next.at);
+            let characters = &self.text[glyph.at..next_at];
+            let previous = index.checked_sub(1).map(|before| &self.glyphs[before]);
             if let Some(previous) = previous.filter(|_| glyph.run_start) {
                 let end = previous
                     .end
                     .or(usual.map(|pitch| previous.x + pitch * WIDE_GLYPH))
                     .unwrap_or(previous.x);
-                let spaced = text.ends_with(' ') || glyph.text.starts_with(' ');
+                let spaced = text.ends_with(' ') || characters.starts_with(' ');
                 if !spaced && glyph.x > end + glyph.size * WORD_GAP {
                     text.push(' ');
                 }
             }
-            text.push_str(&glyph.text);
-            previous = Some(glyph);
+            text.push_str(characters);
         }
         text
     }
@@ -139,21 +146,28 @@ impl OutputDev for LaidOut {
             size / font_size
         };
         let (x, y) = (trm.m31, -trm.m32);
-        let glyph = Glyph {
-            x,
-            end: (width > 0.0).then(|| x + (width * font_size + spacing) * scale),
-            size,
-            run_start: self.run_starts,
-            text: char.to_string(),
-        };
-        self.run_starts = false;
-        match self.lines.last_mut() {
-            Some(line) if (y - line.y).abs() <= size * LINE_MOVE => line.glyphs.push(glyph),
-            _ => self.lines.push(Line {
+        let end = (width > 0.0).then_some(x + (width * font_size + spacing) * scale);
+        let run_start = std::mem::take(&mut self.run_starts);
+        let same_line =
+            (self.lines.last()).is_some_and(|line| (y - line.y).abs() <= size * LINE_MOVE);
+        if !same_line {
+            self.lines.push(Line {
                 y,
-                glyphs: vec![glyph],
-            }),
+                text: String::new(),
+                glyphs: Vec::new(),
+            });
         }
+        let Some(line) = self.lines.last_mut() else {
+            return Ok(());
+        };
+        line.glyphs.push(Glyph {
+            x,
+            end,
+            size,
+            run_start,
+            at: line.text.len(),
+        });
+        line.text.push_str(char);
         Ok(())
     }
 
