@@ -10,16 +10,6 @@ use shiori_ingest::LoadedFile;
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-/// The file's content hash, followed by the groups it is given: a change of its groups alone
-/// (its `.NAME.groups`, its project's `groups`) indexes it again.
-pub(crate) fn stamped_hash(mut hash: String, groups: [Option<&str>; 2]) -> String {
-    for groups in groups.into_iter().flatten() {
-        hash.push('+');
-        hash.push_str(groups);
-    }
-    hash
-}
-
 /// Where the groups of the file at `path` may be given: a hidden `.NAME.groups` beside it
 /// (comma-separated), which folder walks skip. Uploads with `groups` are written so.
 pub fn groups_file(path: &Path) -> Option<PathBuf> {

@@ -1,5 +1,6 @@
-use crate::groups::{narrow_groups, sidecar_groups, stamped_hash};
+use crate::groups::{narrow_groups, sidecar_groups};
 use crate::remote::SourceSync;
+use crate::stamp::{read_by_this_reader, stamped_hash};
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -406,8 +407,9 @@ impl Engine {
         Ok(removals)
     }
 
-    /// Files whose size or modification time differ from what the store remembers, or whose
-    /// stamp is too close to when they were read to rule out a later edit within the same tick.
+    /// Files whose size or modification time differ from what the store remembers, whose
+    /// stamp is too close to when they were read to rule out a later edit within the same tick,
+    /// or that an earlier version's reader read.
     fn changed_candidates(
         &self,
         files: Vec<DiscoveredFile>,
@@ -420,6 +422,7 @@ impl Engine {
                 r.size == file.size
                     && r.modified_ns == file.modified_ns
                     && r.read_at_ns.saturating_sub(r.modified_ns) >= COARSEST_MTIME_TICK_NS
+                    && read_by_this_reader(&r.content_hash)
             });
             if !unchanged {
                 candidates.push((file, record));

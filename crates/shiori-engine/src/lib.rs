@@ -16,6 +16,7 @@ mod query;
 mod remote;
 mod shown_paths;
 mod sources;
+mod stamp;
 mod store;
 mod streamed;
 mod uploads;

@@ -2,10 +2,11 @@
 //! file, and each batch is its own transaction, so the database's write-ahead log is
 //! checkpointed as the file goes in rather than growing to the file's size.
 
-use crate::groups::{sidecar_groups, stamped_hash};
+use crate::groups::sidecar_groups;
 use crate::indexer::{
     chunk_loaded, ms, without_path, IndexFailure, IndexReport, Progress, ProjectStamp,
 };
+use crate::stamp::stamped_hash;
 use crate::{Engine, EngineError};
 use rayon::prelude::*;
 use shiori_ingest::{

@@ -17,3 +17,9 @@ pub use load::{is_supported, load_bytes, load_bytes_counting, load_file, JsonlSt
 pub use normalize::normalize;
 pub use samples::SampleError;
 pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions};
+
+/// Which reading of a file's bytes its chunks come from. Raised whenever the same bytes would
+/// be read into other text or other chunks (a loader, the document model or the chunker
+/// changed), so a file indexed by an earlier reader is read again instead of keeping the text
+/// that reader made of it. 2: PDF pages laid out from their glyphs.
+pub const READER: &str = "2";

@@ -154,6 +154,39 @@ fn a_same_size_edit_that_keeps_the_modification_time_is_reindexed(backend: Backe
     );
 }
 
+/// A file indexed by an earlier version is read again by a newer reader even though it did
+/// not change: its chunks are what the earlier reader made of it (a PDF's text before its
+/// pages were laid out from their glyphs).
+#[test]
+fn a_file_an_earlier_reader_indexed_is_read_again() {
+    let store = test_store(Backend::Embedded);
+    let corpus = store.work.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("quota.txt"), "Every workspace includes 100 GB.").unwrap();
+    index(&store.data, &corpus);
+    // What the version before reader stamps stored: the content hash alone.
+    let database = rusqlite::Connection::open(store.data.join("shiori.sqlite")).unwrap();
+    let unstamped = database
+        .execute(
+            "UPDATE files SET content_hash = substr(content_hash, 1, instr(content_hash, '@') - 1)",
+            [],
+        )
+        .unwrap();
+    assert_eq!(unstamped, 1);
+    drop(database);
+    let again = index(&store.data, &corpus);
+    assert_eq!(again["files_indexed"], 1, "{again}");
+    let then = index(&store.data, &corpus);
+    assert_eq!(
+        (
+            then["files_indexed"].as_u64(),
+            then["files_unchanged"].as_u64()
+        ),
+        (Some(0), Some(1)),
+        "{then}"
+    );
+}
+
 fn bad_files_fail_alone_and_are_named(backend: Backend) {
     let store = test_store(backend);
     let work = &store.work;
