@@ -108,7 +108,12 @@ impl Pipelines<'_> {
                 "no chat model configured: answering extractively",
                 0.0,
             );
-            return pipelines::extractive(&mut run, question);
+            let mut answer = pipelines::extractive(&mut run, question)?;
+            answer.degraded = Some(format!(
+                "no chat model is configured: {} answered with the sentences quoted from the sources",
+                kind.name()
+            ));
+            return Ok(answer);
         }
         if let Some(refusal) = gate(&mut run, question, kind)? {
             return Ok(refusal);
@@ -429,6 +434,11 @@ mod tests {
         assert_eq!(
             answer.answer,
             "Every workspace includes 100 GB of storage. [1]"
+        );
+        assert_eq!(
+            answer.degraded.as_deref(),
+            Some("no chat model is configured: crag answered with the sentences quoted from the sources"),
+            "the answer itself says it is not what was asked for, not only its trace"
         );
         assert_eq!(answer.usage.total(), 0);
     }

@@ -4,11 +4,14 @@
 //! word every sentence shares counts for little). Sentences, list items and table rows are
 //! candidates; a question line of an FAQ or a line that is only a link is context, never the
 //! answer. When the question asks for an amount, a number or a time ([`crate::asked`]), a
-//! sentence that states one comes before one that only shares the question's words, and a
-//! source whose sentences state none gives way to the next one that does. The best sentence is
-//! always quoted; the next best join it (only those that state what was asked, when the best
-//! does), in reading order, while the answer stays within what a reader takes in at a glance ([`ANSWER_COLUMNS`]) — a Japanese answer often needs the
-//! sentence next to the one that restates the question ("…場合がある。このような梅雨を空梅雨という。").
+//! sentence that states one comes before one that only shares the question's words, a source
+//! whose sentences state none gives way to the next one that does, and an amount or a number
+//! that no source read states is a refusal ([`NotQuoted::NotStated`]). The best sentence is
+//! always quoted, with its list (the line introducing the item, or the items a line
+//! introduces); the next best join it (only those that state what was asked, when the best
+//! does), in reading order, while the answer stays within what a reader takes in at a glance
+//! ([`ANSWER_COLUMNS`]) — a Japanese answer often needs the sentence next to the one that
+//! restates the question ("…場合がある。このような梅雨を空梅雨という。").
 
 use crate::asked::{asked, states, Asked};
 use shiori_analysis::text::{sentence_ranges, terms};

@@ -70,6 +70,12 @@ async fn reindexes_then_answers_with_citations_trace_and_refusals() {
             .any(|s| s["step"] == "degrade"),
         "{generated}"
     );
+    assert!(
+        generated["degraded"]
+            .as_str()
+            .is_some_and(|why| why.starts_with("no chat model is configured: basic")),
+        "{generated}"
+    );
 
     let refusal = server.ask("What is the melting point of tungsten?").await;
     assert_eq!(refusal["refused"], true, "{refusal}");

@@ -154,7 +154,9 @@ fn single(document: Document) -> LoadedFile {
     }
 }
 
-/// The file as UTF-8 text without a byte-order mark, refusing binary, invalid and blank files.
+/// The file as text without a byte-order mark: UTF-8, else Shift_JIS when every byte of it
+/// decodes so (a CSV Excel saved on a Japanese Windows), refusing binary, invalid and blank
+/// files.
 fn decode_text(path: &Path, bytes: Vec<u8>) -> Result<String, IngestError> {
     // Checked before UTF-8 because NUL is valid UTF-8: without this, binaries that happen to
     // decode would be indexed as garbage.
@@ -163,10 +165,16 @@ fn decode_text(path: &Path, bytes: Vec<u8>) -> Result<String, IngestError> {
             path: path.to_path_buf(),
         });
     }
-    let text = String::from_utf8(bytes).map_err(|err| IngestError::InvalidUtf8 {
-        path: path.to_path_buf(),
-        offset: err.utf8_error().valid_up_to(),
-    })?;
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => encoding_rs::SHIFT_JIS
+            .decode_without_bom_handling_and_without_replacement(err.as_bytes())
+            .map(|text| text.into_owned())
+            .ok_or_else(|| IngestError::InvalidUtf8 {
+                path: path.to_path_buf(),
+                offset: err.utf8_error().valid_up_to(),
+            })?,
+    };
     if text.trim().is_empty() {
         return Err(IngestError::Empty {
             path: path.to_path_buf(),
@@ -313,6 +321,20 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().ends_with("not valid UTF-8 at byte 6"));
+    }
+
+    #[test]
+    fn a_shift_jis_csv_is_read_as_japanese() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (bytes, _, unmappable) = encoding_rs::SHIFT_JIS.encode("費目,金額\n交通費,5000円\n");
+        assert!(!unmappable);
+        let path = fixture(&dir, "経費.csv", &bytes);
+        let loaded = load_file(&path, 0).expect("a Shift_JIS CSV loads");
+        let text: String = loaded.documents.iter().map(|d| d.text.as_str()).collect();
+        assert!(
+            text.contains("費目: 交通費") && text.contains("5000円"),
+            "{text}"
+        );
     }
 
     #[test]
