@@ -65,34 +65,33 @@ pub(crate) enum NotQuoted {
 /// of them.
 pub(crate) fn extract(question: &str, sources: &[Source]) -> Result<Extracted, NotQuoted> {
     let question = Question::new(question);
-    let mut first_found = None;
-    let mut best_states_it = false;
+    let quoted = |index: usize, ranked: &Ranked| Extracted {
+        source: index,
+        quotes: ranked.quotes(&sources[index].text),
+    };
+    let mut first_found: Option<(usize, Ranked)> = None;
     for (index, source) in sources.iter().enumerate().take(SOURCES_READ) {
         let Some(ranked) = Ranked::new(&question, &source.text) else {
             continue;
         };
-        let lead = ranked.order[0];
-        let extracted = Extracted {
-            source: index,
-            quotes: ranked.quotes(lead, &source.text),
-        };
-        if ranked.scores[lead].0 || question.wanted.is_none() {
-            return Ok(extracted);
+        if ranked.answers_it() || question.wanted.is_none() {
+            return Ok(quoted(index, &ranked));
         }
-        if first_found.is_none() {
-            // The best source may state it in words other than the question's ("commuter
-            // pass" for "commuting allowance").
-            best_states_it = ranked.candidates.iter().any(|c| c.states_asked);
-        }
-        first_found.get_or_insert(extracted);
+        first_found.get_or_insert((index, ranked));
     }
-    match (first_found, question.wanted) {
-        // "When" is answered by an event ("once your manager approves") as often as by a
-        // date: only an amount or a number missing is a refusal.
-        (Some(extracted), Some(Asked::Time)) => Ok(extracted),
-        (Some(extracted), _) if best_states_it => Ok(extracted),
-        (Some(_), Some(wanted)) => Err(NotQuoted::NotStated(wanted)),
-        _ => Err(NotQuoted::Nothing),
+    let Some((index, best)) = first_found else {
+        return Err(NotQuoted::Nothing);
+    };
+    // "When" is answered by an event ("once your manager approves") as often as by a date,
+    // and the best source may state an amount in words other than the question's ("commuter
+    // pass" for "commuting allowance"): only an amount or a number stated nowhere is refused.
+    match question.wanted {
+        Some(wanted)
+            if wanted != Asked::Time && !best.candidates.iter().any(|c| c.states_asked) =>
+        {
+            Err(NotQuoted::NotStated(wanted))
+        }
+        _ => Ok(quoted(index, &best)),
     }
 }
 
@@ -180,11 +179,17 @@ impl Ranked {
         })
     }
 
-    /// The ranges to quote, in reading order: `lead` always, with its list (the line that
-    /// introduces it, or the items it introduces), then the next best while the answer stays
-    /// within [`ANSWER_COLUMNS`].
-    fn quotes(&self, lead: usize, text: &str) -> Vec<Range<usize>> {
-        let answers_it = self.scores[lead].0;
+    /// Whether the best candidate states what is asked (and shares a word of the question).
+    fn answers_it(&self) -> bool {
+        self.scores[self.order[0]].0
+    }
+
+    /// The ranges to quote, in reading order: the best candidate always, with its list (the
+    /// line that introduces it, or the items it introduces), then the next best while the
+    /// answer stays within [`ANSWER_COLUMNS`].
+    fn quotes(&self, text: &str) -> Vec<Range<usize>> {
+        let lead = self.order[0];
+        let answers_it = self.answers_it();
         let columns_of = |index: usize| columns(&text[self.candidates[index].range.clone()]);
         let mut chosen = vec![lead];
         let mut used = columns_of(lead);

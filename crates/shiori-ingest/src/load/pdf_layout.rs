@@ -47,13 +47,7 @@ impl Line {
         // A glyph without a width (some fonts give none) is taken to advance as far as the
         // widest letters do: half as far again as the line's glyphs usually go from one to the
         // next (an `M` or a `B` is about 1.5 times the average letter of a font).
-        let pitches: Vec<f64> = self
-            .glyphs
-            .windows(2)
-            .map(|pair| pair[1].x - pair[0].x)
-            .filter(|pitch| *pitch > 0.0)
-            .collect();
-        let usual = median(pitches);
+        let usual = usual_step(self.glyphs.iter().map(|glyph| glyph.x));
         let mut text = String::with_capacity(self.text.len() + self.glyphs.len() / 4);
         for (index, glyph) in self.glyphs.iter().enumerate() {
             let next_at = self
@@ -89,13 +83,7 @@ pub(super) struct LaidOut {
 impl LaidOut {
     /// The page's lines, one a line, with a blank line between paragraphs.
     pub(super) fn text(self) -> String {
-        let gaps: Vec<f64> = self
-            .lines
-            .windows(2)
-            .map(|pair| pair[1].y - pair[0].y)
-            .filter(|gap| *gap > 0.0)
-            .collect();
-        let usual = median(gaps);
+        let usual = usual_step(self.lines.iter().map(|line| line.y));
         let mut text = String::new();
         for (index, line) in self.lines.iter().enumerate() {
             if index > 0 {
@@ -109,9 +97,17 @@ impl LaidOut {
     }
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied()
+/// The median of the forward steps between consecutive `positions` (a glyph's pitch along a
+/// line, a line's gap down a page); `None` without any.
+fn usual_step(positions: impl Iterator<Item = f64>) -> Option<f64> {
+    let positions: Vec<f64> = positions.collect();
+    let mut steps: Vec<f64> = positions
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .filter(|step| *step > 0.0)
+        .collect();
+    steps.sort_by(f64::total_cmp);
+    steps.get(steps.len() / 2).copied()
 }
 
 impl OutputDev for LaidOut {
@@ -148,8 +144,10 @@ impl OutputDev for LaidOut {
         let (x, y) = (trm.m31, -trm.m32);
         let end = (width > 0.0).then_some(x + (width * font_size + spacing) * scale);
         let run_start = std::mem::take(&mut self.run_starts);
-        let same_line =
-            (self.lines.last()).is_some_and(|line| (y - line.y).abs() <= size * LINE_MOVE);
+        let same_line = self
+            .lines
+            .last()
+            .is_some_and(|line| (y - line.y).abs() <= size * LINE_MOVE);
         if !same_line {
             self.lines.push(Line {
                 y,
