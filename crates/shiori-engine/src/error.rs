@@ -39,6 +39,13 @@ pub enum EngineError {
     Watch(#[from] crate::watch::WatchError),
     #[error("{0}")]
     Invalid(String),
+    /// A remote provider that refuses requests without a key has none: `entry` is the table
+    /// that configures it (`[llm.models.gpt]`, `[embedder]`, `[web_search]`).
+    #[error(
+        "{entry} needs an API key: {variable} is not set (or set api_key_env to the variable \
+         that holds it)"
+    )]
+    MissingApiKey { entry: String, variable: String },
     #[error("no random source for a conversation id: {0}")]
     Random(getrandom::Error),
     #[error("no conversation with conversation_id {0}")]

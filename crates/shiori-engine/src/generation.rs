@@ -162,6 +162,43 @@ fn api_key(variable: &str) -> Option<String> {
         .filter(|key| !key.trim().is_empty())
 }
 
+/// The endpoint of the provider `entry` configures, with its key from `variable`. A provider
+/// that `needs_key` fails here when the key is missing, before any request goes out: a request
+/// without one would only come back refused.
+fn keyed_endpoint(
+    entry: &str,
+    base_url: &str,
+    variable: &str,
+    needs_key: bool,
+    retry: &RetryConfig,
+) -> Result<Endpoint, EngineError> {
+    let key = api_key(variable);
+    if needs_key && key.is_none() {
+        return Err(EngineError::MissingApiKey {
+            entry: entry.to_string(),
+            variable: variable.to_string(),
+        });
+    }
+    Ok(Endpoint::new(base_url)
+        .with_api_key(key)
+        .with_api_key_env(variable)
+        .with_retry(retry_policy(retry)))
+}
+
+/// Whether `base_url` is OpenAI's own API, which needs a key; an OpenAI-compatible server of
+/// one's own (llama.cpp, vLLM, Ollama) usually needs none.
+fn is_openai_api(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = host_port.split(':').next().unwrap_or(host_port);
+    host.eq_ignore_ascii_case("api.openai.com")
+}
+
 /// How long an answer may run when every configured model is an HTTP one (or none is).
 const REMOTE_ANSWER_LIMIT: Duration = Duration::from_secs(30);
 /// The same with a local model configured: on a loaded 2-core machine a local answer has taken
@@ -282,11 +319,18 @@ pub fn build_chat_model(
         .as_deref()
         .or(default_url)
         .ok_or_else(|| config_error(format!("[llm.models.{name}] needs base_url")))?;
-    let mut endpoint = Endpoint::new(base_url)
-        .with_api_key(api_key(
-            config.api_key_env.as_deref().unwrap_or(default_key),
-        ))
-        .with_retry(retry_policy(retry));
+    let needs_key = match config.provider {
+        ProviderKind::Openai => is_openai_api(base_url),
+        ProviderKind::Azure | ProviderKind::Anthropic | ProviderKind::Gemini => true,
+        ProviderKind::Local => false,
+    };
+    let mut endpoint = keyed_endpoint(
+        &format!("[llm.models.{name}]"),
+        base_url,
+        config.api_key_env.as_deref().unwrap_or(default_key),
+        needs_key,
+        retry,
+    )?;
     if let Some(seconds) = config.timeout_secs {
         let timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
             config_error(format!(
@@ -361,11 +405,18 @@ pub(crate) fn build_api_embedder(
         .model
         .as_deref()
         .ok_or_else(|| config_error("[embedder] needs model for an embedding API".to_string()))?;
-    let endpoint = Endpoint::new(config.base_url.as_deref().unwrap_or(default_url))
-        .with_api_key(api_key(
-            config.api_key_env.as_deref().unwrap_or(default_key),
-        ))
-        .with_retry(retry_policy(retry));
+    let base_url = config.base_url.as_deref().unwrap_or(default_url);
+    let needs_key = match protocol {
+        EmbeddingProtocol::OpenAi => is_openai_api(base_url),
+        EmbeddingProtocol::Gemini => true,
+    };
+    let endpoint = keyed_endpoint(
+        "[embedder]",
+        base_url,
+        config.api_key_env.as_deref().unwrap_or(default_key),
+        needs_key,
+        retry,
+    )?;
     Ok(Box::new(ApiEmbedder::new(
         protocol,
         endpoint,
@@ -396,11 +447,18 @@ fn build_web_search(
         .as_deref()
         .or(default_url)
         .ok_or_else(|| config_error("[web_search] needs base_url for SearXNG".to_string()))?;
-    let endpoint = Endpoint::new(base_url)
-        .with_api_key(api_key(
-            config.api_key_env.as_deref().unwrap_or(default_key),
-        ))
-        .with_retry(retry_policy(retry));
+    // A SearXNG instance is one's own; Tavily and Brave refuse requests without a key.
+    let needs_key = match provider {
+        WebSearchProvider::Tavily | WebSearchProvider::Brave => true,
+        WebSearchProvider::Searxng => false,
+    };
+    let endpoint = keyed_endpoint(
+        "[web_search]",
+        base_url,
+        config.api_key_env.as_deref().unwrap_or(default_key),
+        needs_key,
+        retry,
+    )?;
     Ok(Box::new(WebSearchClient::new(provider, endpoint)?))
 }
 
@@ -426,11 +484,13 @@ api_key_env = "SHIORI_ENGINE_TEST_EMBED_KEY"
 [llm.models.fast]
 provider = "gemini"
 model = "gemini-flash"
+api_key_env = "SHIORI_ENGINE_TEST_GEMINI_KEY"
 input_per_million = 0.1
 
 [llm.models.big]
 provider = "anthropic"
 model = "claude"
+api_key_env = "SHIORI_ENGINE_TEST_ANTHROPIC_KEY"
 
 [pipeline]
 default = "crag"
@@ -449,6 +509,8 @@ grade_model = "fast"
             Some("Bearer emb-secret")
         );
 
+        std::env::set_var("SHIORI_ENGINE_TEST_GEMINI_KEY", "gemini-secret");
+        std::env::set_var("SHIORI_ENGINE_TEST_ANTHROPIC_KEY", "anthropic-secret");
         let generation = Generation::from_config(&config).unwrap();
         let models = generation.models();
         assert_eq!(models.answer.unwrap().model_id(), "anthropic:claude");
@@ -482,6 +544,87 @@ grade_model = "fast"
             error.contains("rag-fusion") && error.contains("fusion-crag"),
             "{error}"
         );
+    }
+
+    /// Never set: the key of every provider below is missing.
+    const UNSET: &str = "SHIORI_ENGINE_TEST_UNSET_KEY";
+
+    fn missing_key(entry: &str, variable: &str) -> String {
+        format!(
+            "{entry} needs an API key: {variable} is not set (or set api_key_env to the variable \
+             that holds it)"
+        )
+    }
+
+    #[test]
+    fn only_a_provider_that_needs_a_key_fails_without_it_naming_the_variable() {
+        let azure = "base_url = \"https://x.openai.azure.com/openai/deployments/gpt\"\n\
+                     api_version = \"2024-10-21\"\n";
+        for (provider, more) in [
+            ("openai", ""),
+            ("openai", "base_url = \"https://API.openai.com/v1/\"\n"),
+            ("azure", azure),
+            ("anthropic", ""),
+            ("gemini", ""),
+        ] {
+            let text = format!(
+                "[llm.models.gpt]\nprovider = \"{provider}\"\nmodel = \"m\"\n\
+                 api_key_env = \"{UNSET}\"\n{more}"
+            );
+            let config: Config = toml::from_str(&text).unwrap();
+            let error = Generation::from_config(&config).err().unwrap().to_string();
+            assert_eq!(error, missing_key("[llm.models.gpt]", UNSET), "{text}");
+        }
+
+        let mut embedder: Config = toml::from_str(&format!(
+            "[embedder]\nkind = \"openai\"\nmodel = \"e\"\napi_key_env = \"{UNSET}\"\n\
+             dimension = 3\n"
+        ))
+        .unwrap();
+        let error = build_api_embedder(&embedder.embedder, &embedder.llm.retry)
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(error, missing_key("[embedder]", UNSET));
+        embedder.embedder.kind = EmbedderKind::Gemini;
+        embedder.embedder.base_url = Some("http://127.0.0.1:9".to_string());
+        let error = build_api_embedder(&embedder.embedder, &embedder.llm.retry)
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(error, missing_key("[embedder]", UNSET));
+
+        let web: Config = toml::from_str(&format!(
+            "[web_search]\nprovider = \"brave\"\napi_key_env = \"{UNSET}\"\n"
+        ))
+        .unwrap();
+        let error = Generation::from_config(&web).err().unwrap().to_string();
+        assert_eq!(error, missing_key("[web_search]", UNSET));
+
+        // A server of one's own at its base_url needs none.
+        let text = format!(
+            "[llm.models.llama]\nprovider = \"openai\"\nmodel = \"qwen\"\n\
+             base_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"{UNSET}\"\n\n\
+             [embedder]\nkind = \"openai\"\nmodel = \"e\"\nbase_url = \"http://127.0.0.1:8080/v1\"\n\
+             api_key_env = \"{UNSET}\"\ndimension = 3\n\n\
+             [web_search]\nprovider = \"searxng\"\nbase_url = \"http://127.0.0.1:8888\"\n\
+             api_key_env = \"{UNSET}\"\n"
+        );
+        let config: Config = toml::from_str(&text).unwrap();
+        let generation = Generation::from_config(&config).unwrap();
+        assert_eq!(generation.model("llama").unwrap().model_id(), "openai:qwen");
+        assert!(generation.web().is_some());
+        let embedder = build_api_embedder(&config.embedder, &config.llm.retry).unwrap();
+        assert_eq!(embedder.dimension(), 3);
+    }
+
+    #[test]
+    fn tells_openai_s_own_api_from_other_servers() {
+        assert!(is_openai_api("https://api.openai.com/v1"));
+        assert!(is_openai_api("https://user@api.openai.com:443"));
+        assert!(!is_openai_api("http://localhost:11434/v1"));
+        assert!(!is_openai_api("https://api.openai.com.example.org/v1"));
+        assert!(!is_openai_api("http://proxy.local/api.openai.com"));
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The HTTP layer every client shares: one blocking client, errors sorted into transient,
-//! permanent and context-too-long, retries, and reading server-sent events line by line.
+//! permanent, unreachable and context-too-long, retries, the breaker of an unreachable server,
+//! and reading server-sent events line by line.
 
+use crate::breaker::Breakers;
 use crate::retry::{parse_retry_after, RetryPolicy, Retryable};
 use reqwest::blocking::{Client, RequestBuilder, Response};
+use reqwest::StatusCode;
 use shiori_core::{ChatError, EmbedError, TokenReceiver, Usage, WebSearchError};
 use std::io::{BufRead, BufReader};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use thiserror::Error;
 
 /// Where a provider lives and how patiently to talk to it.
@@ -15,6 +18,9 @@ pub struct Endpoint {
     pub base_url: String,
     /// Read from the environment by the caller; never stored on disk.
     pub api_key: Option<String>,
+    /// The environment variable `api_key` was read from (or would have been), named when the
+    /// provider refuses the request, so the user knows which key to fix.
+    pub api_key_env: Option<String>,
     pub timeout: Duration,
     pub retry: RetryPolicy,
 }
@@ -24,6 +30,7 @@ impl Endpoint {
         Endpoint {
             base_url: base_url.into(),
             api_key: None,
+            api_key_env: None,
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
         }
@@ -31,6 +38,11 @@ impl Endpoint {
 
     pub fn with_api_key(mut self, api_key: Option<String>) -> Endpoint {
         self.api_key = api_key;
+        self
+    }
+
+    pub fn with_api_key_env(mut self, variable: impl Into<String>) -> Endpoint {
+        self.api_key_env = Some(variable.into());
         self
     }
 
@@ -56,6 +68,9 @@ pub(crate) enum FailureKind {
         retry_after: Option<Duration>,
     },
     Permanent,
+    /// No connection could be made (refused, no such host, connect timeout): retrying at once
+    /// cannot help, and the endpoint's breaker opens.
+    Unreachable,
     ContextTooLong,
     /// The caller's token sink broke off a stream.
     Cancelled,
@@ -120,6 +135,12 @@ impl From<HttpError> for ChatError {
                 message,
                 retry_after,
             },
+            // The server may be back later: that is what a caller's retry would wait for.
+            FailureKind::Unreachable => ChatError::Transient {
+                provider,
+                message,
+                retry_after: None,
+            },
             FailureKind::Permanent => ChatError::Permanent { provider, message },
             FailureKind::ContextTooLong => ChatError::ContextTooLong { provider, message },
             FailureKind::Cancelled => ChatError::Cancelled {
@@ -139,6 +160,11 @@ impl From<HttpError> for WebSearchError {
                 provider,
                 message,
                 retry_after,
+            },
+            FailureKind::Unreachable => WebSearchError::Transient {
+                provider,
+                message,
+                retry_after: None,
             },
             _ => WebSearchError::Permanent { provider, message },
         }
@@ -197,9 +223,11 @@ impl Http {
 
     /// Sends the request `build` makes (again on each retry) until a success status comes back.
     pub fn send(&self, build: impl Fn(&Client) -> RequestBuilder) -> Result<Response, HttpError> {
-        self.endpoint
-            .retry
-            .run(|| self.send_once(build(&self.client)))
+        self.guarded(|| {
+            self.endpoint
+                .retry
+                .run(|| self.send_once(build(&self.client)))
+        })
     }
 
     /// Sends and parses a JSON reply.
@@ -207,12 +235,48 @@ impl Http {
         &self,
         build: impl Fn(&Client) -> RequestBuilder,
     ) -> Result<serde_json::Value, HttpError> {
-        self.endpoint.retry.run(|| {
-            let response = self.send_once(build(&self.client))?;
-            response
-                .json::<serde_json::Value>()
-                .map_err(|e| self.transport(e))
+        self.guarded(|| {
+            self.endpoint.retry.run(|| {
+                let response = self.send_once(build(&self.client))?;
+                response
+                    .json::<serde_json::Value>()
+                    .map_err(|e| self.transport(e))
+            })
         })
+    }
+
+    /// Runs `call` unless the endpoint's breaker is open; a call that cannot connect opens it,
+    /// one that reaches the server closes it.
+    fn guarded<T>(&self, call: impl FnOnce() -> Result<T, HttpError>) -> Result<T, HttpError> {
+        let breakers = Breakers::global();
+        let endpoint = self.endpoint.base_url.trim_end_matches('/');
+        breakers
+            .check(endpoint, Instant::now())
+            .map_err(|message| self.unreachable(message))?;
+        match call() {
+            Err(error) if error.kind == FailureKind::Unreachable => {
+                let (message, began) = breakers.trip(endpoint, &error.message, Instant::now());
+                match began {
+                    true => tracing::warn!("{message}"),
+                    false => tracing::debug!("{message}"),
+                }
+                Err(self.unreachable(message))
+            }
+            result => {
+                if breakers.reset(endpoint) {
+                    tracing::info!("{endpoint} is reachable again");
+                }
+                result
+            }
+        }
+    }
+
+    fn unreachable(&self, message: String) -> HttpError {
+        HttpError {
+            provider: self.provider,
+            kind: FailureKind::Unreachable,
+            message,
+        }
     }
 
     fn send_once(&self, request: RequestBuilder) -> Result<Response, HttpError> {
@@ -227,24 +291,60 @@ impl Http {
             .and_then(|value| value.to_str().ok())
             .and_then(|value| parse_retry_after(value, SystemTime::now()));
         let body = response.text().unwrap_or_default();
+        let mut message = format!("HTTP {status}: {}", error_summary(&body));
+        if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            message.push_str(&format!(" ({})", self.key_sent()));
+        }
         Err(HttpError {
             provider: self.provider,
             kind: classify(status.as_u16(), retry_after, &body),
-            message: format!("HTTP {status}: {}", error_summary(&body)),
+            message,
         })
     }
 
+    /// Which key went with a refused request: a provider's "invalid key" names none.
+    fn key_sent(&self) -> String {
+        let endpoint = &self.endpoint;
+        match (&endpoint.api_key, &endpoint.api_key_env) {
+            (Some(_), Some(variable)) => format!("the key in {variable} was sent"),
+            (Some(_), None) => "an API key was sent".to_string(),
+            (None, Some(variable)) => format!("no API key was sent: {variable} is not set"),
+            (None, None) => "no API key was sent".to_string(),
+        }
+    }
+
     fn transport(&self, error: reqwest::Error) -> HttpError {
-        let kind = if error.is_decode() || error.is_builder() || error.is_redirect() {
-            FailureKind::Permanent
+        let (kind, message) = if error.is_connect() {
+            // Only the cause is shown: the breaker's message names the endpoint.
+            (FailureKind::Unreachable, root_cause(&error))
+        } else if error.is_decode() || error.is_builder() || error.is_redirect() {
+            (FailureKind::Permanent, error_chain(&error))
         } else {
-            FailureKind::Transient { retry_after: None }
+            (
+                FailureKind::Transient { retry_after: None },
+                error_chain(&error),
+            )
         };
         HttpError {
             provider: self.provider,
             kind,
-            message: error_chain(&error),
+            message,
         }
+    }
+}
+
+/// The innermost cause of `error` (`connection refused (os error 111)`, `operation timed
+/// out`), in lower case as it reads inside a sentence.
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    let text = cause.to_string();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
     }
 }
 

@@ -2,10 +2,12 @@
 //! `reqwest`: OpenAI-compatible chat completions (OpenAI, Azure, Ollama, vLLM, llama.cpp,
 //! LM Studio), Anthropic Messages, Gemini `generateContent`; OpenAI and Gemini embeddings;
 //! Tavily, Brave and SearXNG. Owns the error taxonomy of those calls (transient, permanent,
-//! context too long), retries with exponential backoff, jitter and `Retry-After`, and
-//! an LLM reranker over any chat model.
+//! context too long), retries with exponential backoff, jitter and `Retry-After`, a breaker
+//! that stops calling a server that cannot be reached for a while, and an LLM reranker over
+//! any chat model.
 
 mod anthropic;
+mod breaker;
 mod embeddings;
 mod gemini;
 mod http;

@@ -510,6 +510,95 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_key_is_not_retried_and_names_its_variable() {
+        let server = MockServer::start(sequence(vec![Reply::status(
+            401,
+            r#"{"error":{"message":"Incorrect API key provided"}}"#,
+        )]));
+        let keyed = endpoint(server.url()).with_api_key_env("SHIORI_TEST_REFUSED_KEY");
+        let model = OpenAiChat::new(keyed, "gpt-test").unwrap();
+        let error = model.chat(&question(), None).unwrap_err().to_string();
+        assert!(
+            error.contains("Incorrect API key provided")
+                && error.contains("the key in SHIORI_TEST_REFUSED_KEY was sent"),
+            "{error}"
+        );
+        assert_eq!(server.requests().len(), 1, "a refused key is not retried");
+
+        let server = MockServer::start(sequence(vec![Reply::status(403, "forbidden")]));
+        let keyless = endpoint(server.url())
+            .with_api_key(None)
+            .with_api_key_env("SHIORI_TEST_UNSET_KEY");
+        let model = OpenAiChat::new(keyless, "gpt-test").unwrap();
+        let error = model.chat(&question(), None).unwrap_err();
+        assert!(matches!(error, ChatError::Permanent { .. }), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("no API key was sent: SHIORI_TEST_UNSET_KEY is not set"),
+            "{error}"
+        );
+        assert_eq!(server.requests().len(), 1);
+        assert_eq!(server.requests()[0].header("authorization"), None);
+    }
+
+    /// A base URL on a port nobody listens on: connecting to it is refused. The path keeps its
+    /// breaker apart from any other test's server that later gets the same port.
+    fn closed_endpoint(test: &str) -> (String, u16) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        (format!("http://127.0.0.1:{port}/{test}"), port)
+    }
+
+    #[test]
+    fn a_server_that_is_down_fails_at_once_without_retries() {
+        let (base, _) = closed_endpoint("fails-at-once");
+        // Four retries of this policy would wait at least 0.2 + 0.4 + 0.8 + 1.6 s.
+        let patient = crate::RetryPolicy {
+            max_retries: 4,
+            base_delay: Duration::from_millis(400),
+            max_delay: Duration::from_secs(5),
+        };
+        let model = OpenAiChat::new(endpoint(&base).with_retry(patient), "gpt-test").unwrap();
+        let started = std::time::Instant::now();
+        let error = model.chat(&question(), None).unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "took {:?}",
+            started.elapsed()
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("{base} is unreachable (connection refused"))
+                && message.ends_with("not tried again for 30 s"),
+            "{message}"
+        );
+        assert!(matches!(error, ChatError::Transient { .. }), "{error}");
+    }
+
+    #[test]
+    fn an_unreachable_endpoint_is_not_tried_again_within_the_window() {
+        let (base, port) = closed_endpoint("not-tried-again");
+        let model = OpenAiChat::new(endpoint(&base), "gpt-test").unwrap();
+        assert!(model.chat(&question(), None).is_err());
+
+        // The server comes up, but within the window no call connects to it: not this model's,
+        // nor one of another model on the same endpoint.
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let other = OpenAiChat::new(endpoint(&base), "gpt-other").unwrap();
+        for model in [&model, &other] {
+            let error = model.chat(&question(), None).unwrap_err().to_string();
+            assert!(error.contains("not tried again for"), "{error}");
+        }
+        let accepted = listener.accept();
+        assert!(
+            matches!(&accepted, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "a call connected: {accepted:?}"
+        );
+    }
+
+    #[test]
     fn sorts_failures_into_permanent_context_and_exhausted_transient() {
         let server = MockServer::start(sequence(vec![Reply::status(
             401,
