@@ -49,7 +49,7 @@ pub struct Engine {
     /// Shared with engines opened by [`Engine::reopen`], so a second one costs no model load.
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) cache: Arc<EmbeddingCache>,
-    japanese: JapaneseTokenization,
+    pub(crate) japanese: JapaneseTokenization,
     pub(crate) store: Box<dyn DocumentStore>,
     pub(crate) conversations: Box<dyn ConversationStore>,
     /// Chat models and web search, built from `config` on first use and kept: a local GGUF
@@ -97,7 +97,7 @@ impl Engine {
         )
     }
 
-    fn with_shared(
+    pub(crate) fn with_shared(
         data_dir: &Path,
         config: Config,
         embedder: Arc<dyn Embedder>,
@@ -157,6 +157,12 @@ impl Engine {
     /// engine that only answers while another one writes (see [`DocumentStore::pin_snapshot`]).
     pub fn pin_snapshot(&self) -> Result<(), EngineError> {
         Ok(self.store.pin_snapshot()?)
+    }
+
+    /// How many commits the store has seen, read past a pinned snapshot (see
+    /// [`DocumentStore::commits`]); `None` where every read already sees the latest commit.
+    pub fn commits(&self) -> Result<Option<u64>, EngineError> {
+        Ok(self.store.commits()?)
     }
 
     /// The generation parts of this engine's config, built once.

@@ -1,4 +1,7 @@
-use crate::{AskOptions, Engine, EngineError, IndexReport, Progress, Question};
+use crate::{
+    AskOptions, Config, Engine, EngineError, IndexReport, IngestConfig, Progress, Question,
+    StoreKind,
+};
 use serde_json::{json, Value};
 use shiori_core::{Access, Answer, ChatModel, Filters, Refusal, RetrievalConfig, Turn};
 use shiori_eval::{
@@ -10,7 +13,11 @@ use shiori_rag::{refuses, Listener, PipelineKind};
 use shiori_retrieve::decide;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
+
+/// The folder of a data directory that holds the evaluations' own indexes.
+const EVAL_DIR: &str = "evaluations";
 
 /// Chunks fetched per evaluation query: several chunks of one document collapse into one
 /// ranked document, and ten documents must remain for the @10 metrics.
@@ -121,9 +128,10 @@ impl Engine {
 }
 
 impl Engine {
-    /// Indexes the dataset's corpus into this data directory (unchanged corpora are skipped),
-    /// runs every query and scores the results; with an answer pass, also answers the queries
-    /// and scores the answers. Everything that can be checked (the dataset, the answer pass's
+    /// Indexes the dataset's corpus into an index of its own (see
+    /// [`evaluation_engine`](Self::evaluation_engine); unchanged corpora are skipped), runs
+    /// every query and scores the results; with an answer pass, also answers the queries and
+    /// scores the answers. Everything that can be checked (the dataset, the answer pass's
     /// models and questions) is checked before anything is indexed.
     pub fn evaluate(
         &mut self,
@@ -137,14 +145,16 @@ impl Engine {
         if let Some(pass) = answering {
             self.check_answer_pass(&dataset, pass)?;
         }
+        let mut own = self.evaluation_engine(dataset_dir, &dataset)?;
+        let engine = own.as_mut().unwrap_or(self);
         if let Some(files) = &dataset.files {
             // Its files are shown as its questions name them: `docs/…`.
-            self.shown_paths.show_folder(files);
+            engine.shown_paths.show_folder(files);
         }
-        let index = self.index_corpus(&dataset.corpus, progress)?;
-        let (outcomes, report) = self.retrieve_queries(&dataset, retrieval, access, progress)?;
+        let index = engine.index_corpus(&dataset.corpus, progress)?;
+        let (outcomes, report) = engine.retrieve_queries(&dataset, retrieval, access, progress)?;
         let answers = answering
-            .map(|pass| self.answer_queries(&dataset, retrieval, access, pass, progress))
+            .map(|pass| engine.answer_queries(&dataset, retrieval, access, pass, progress))
             .transpose()?;
         Ok(EvalRun {
             dataset,
@@ -153,6 +163,73 @@ impl Engine {
             report,
             answers,
         })
+    }
+
+    /// Where an evaluation indexes its corpus, so that it never writes into the index a user
+    /// answers from: an embedded store of its own under `<data dir>/evaluations/`, kept between runs
+    /// (an unchanged corpus is not indexed again) and configured as this engine is. A
+    /// PostgreSQL store cannot make itself a database, so there the evaluation indexes into
+    /// the configured one (`None`), and only when that holds nothing but the dataset's corpus.
+    fn evaluation_engine(
+        &self,
+        dataset_dir: &Path,
+        dataset: &Dataset,
+    ) -> Result<Option<Engine>, EngineError> {
+        if self.config.store.kind == StoreKind::Postgres {
+            self.check_holds_only(&dataset.corpus)?;
+            return Ok(None);
+        }
+        let folder = std::path::absolute(dataset_dir).map_err(|source| EngineError::Io {
+            path: dataset_dir.display().to_string(),
+            source,
+        })?;
+        let name = folder
+            .file_name()
+            .map_or("dataset".into(), |name| name.to_string_lossy());
+        let tag = shiori_ingest::content_hash(folder.as_os_str().as_encoded_bytes());
+        let dir = self
+            .data_dir
+            .join(EVAL_DIR)
+            .join(format!("{name}-{}", &tag[..12]));
+        let config = Config {
+            ingest: IngestConfig {
+                sources: Vec::new(),
+                // Paths are shown as this data directory shows them.
+                source_root: Some(self.config.source_root(&self.data_dir)),
+                ..self.config.ingest.clone()
+            },
+            projects: Default::default(),
+            ..self.config.clone()
+        };
+        let engine = Engine::with_shared(
+            &dir,
+            config,
+            Arc::clone(&self.embedder),
+            self.japanese.clone(),
+            Arc::clone(&self.cache),
+            false,
+        )?;
+        Ok(Some(engine))
+    }
+
+    /// Fails unless every file this store holds lies in `corpus`.
+    fn check_holds_only(&self, corpus: &Path) -> Result<(), EngineError> {
+        let corpus = std::path::absolute(corpus).unwrap_or_else(|_| corpus.to_path_buf());
+        let corpus = corpus.canonicalize().unwrap_or(corpus);
+        let foreign = self
+            .store
+            .file_paths(&Filters::default())?
+            .into_iter()
+            .filter(|path| !Path::new(path).starts_with(&corpus))
+            .count();
+        if foreign == 0 {
+            return Ok(());
+        }
+        Err(EngineError::Invalid(format!(
+            "the database holds {foreign} files besides the evaluation set, and an evaluation \
+             indexes its set into the store it runs on: evaluate with a data directory whose \
+             [store] names an empty database"
+        )))
     }
 
     /// Runs every query through retrieval alone and scores the rankings and refusals.

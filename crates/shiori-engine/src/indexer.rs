@@ -9,7 +9,7 @@ use shiori_core::{
 };
 use shiori_ingest::{
     chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, ChunkError,
-    DiscoveredFile, IngestFailure, LoadedFile, WalkOptions,
+    DiscoveredFile, IngestError, IngestFailure, LoadedFile, WalkOptions, Walked,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{ApplyReport, FileChange, FileRecord};
@@ -308,16 +308,19 @@ impl Engine {
     ) -> Result<IndexReport, EngineError> {
         let started = Instant::now();
         self.store.lock_for_writing()?;
-        let (files, walk_failures) = discover(&scope.paths, &scope.walk)?;
+        let Walked {
+            files,
+            failures: walk_failures,
+            unreadable,
+        } = discover(&scope.paths, &scope.walk)?;
         let mut report = IndexReport {
             files_seen: files.len() + walk_failures.len(),
             failures: walk_failures
                 .iter()
-                .map(|f| IndexFailure {
-                    path: f.path.display().to_string(),
-                    reason: f.reason.clone(),
-                })
+                .cloned()
+                .map(IndexFailure::from)
                 .collect(),
+            warnings: unreadable.into_iter().map(IndexFailure::from).collect(),
             ..IndexReport::default()
         };
 
@@ -557,8 +560,21 @@ fn prepare(
         return Ok(Prepared::Unchanged(file_record));
     }
     let pages_read = |pages| progress.pages_read(pages);
-    let mut loaded = load_bytes_counting(&file.path, bytes, file.modified, &pages_read)
-        .map_err(|e| failure(without_path(&e.to_string(), &path)))?;
+    let mut loaded = match load_bytes_counting(&file.path, bytes, file.modified, &pages_read) {
+        Ok(loaded) => loaded,
+        // A blank file is no fault of the run (a page not written yet): it is stored with
+        // nothing in it, which also drops what an earlier version of it had, and reported.
+        Err(IngestError::Empty { .. }) => {
+            return Ok(Prepared::Changed(ChangedFile {
+                record: file_record,
+                documents: Vec::new(),
+                chunks: Vec::new(),
+                record_failures: Vec::new(),
+                warnings: vec![failure("file is empty: nothing in it to index".into())],
+            }))
+        }
+        Err(error) => return Err(failure(without_path(&error.to_string(), &path))),
+    };
     let chunked = chunk_loaded(
         &mut loaded,
         groups.as_deref(),

@@ -16,7 +16,7 @@ pub use hash::{content_hash, file_content_hash};
 pub use load::{is_supported, load_bytes, load_bytes_counting, load_file, JsonlStream, LoadedFile};
 pub use normalize::normalize;
 pub use samples::SampleError;
-pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions};
+pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions, Walked};
 
 /// Which reading of a file's bytes its chunks come from. Raised whenever the same bytes would
 /// be read into other text or other chunks (a loader, the document model or the chunker

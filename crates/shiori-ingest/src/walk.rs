@@ -48,15 +48,13 @@ pub struct DiscoveredFile {
 /// (`.git`, `.shiori`, …). Files that cannot be used (too large, unreadable) come back as
 /// failures so one bad file does not stop the walk; only a missing root or a bad glob is an
 /// error.
-pub fn discover(
-    roots: &[PathBuf],
-    options: &WalkOptions,
-) -> Result<(Vec<DiscoveredFile>, Vec<IngestFailure>), IngestError> {
+pub fn discover(roots: &[PathBuf], options: &WalkOptions) -> Result<Walked, IngestError> {
     let filter = Filter::new(options)?;
     let mut found = Found {
         max_file_bytes: options.max_file_bytes,
         files: BTreeMap::new(),
         failures: Vec::new(),
+        unreadable: Vec::new(),
     };
     for root in roots {
         let metadata = fs::metadata(root).map_err(|source| match source.kind() {
@@ -72,10 +70,47 @@ pub fn discover(
             found.add(root, &metadata);
         }
     }
-    let mut failures = found.failures;
+    Ok(Walked {
+        files: found.files.into_values().collect(),
+        failures: sorted(found.failures),
+        unreadable: sorted(found.unreadable),
+    })
+}
+
+/// What a walk found.
+#[derive(Debug, Default)]
+pub struct Walked {
+    pub files: Vec<DiscoveredFile>,
+    /// Files it should have taken but cannot use (too large, unreadable).
+    pub failures: Vec<IngestFailure>,
+    /// Documents in a format Shiori has no reader for (`.doc`, `.rtf`, …), with the format to
+    /// save them in: a folder walk takes only files it can read, and these would otherwise be
+    /// left out without a word.
+    pub unreadable: Vec<IngestFailure>,
+}
+
+fn sorted(mut failures: Vec<IngestFailure>) -> Vec<IngestFailure> {
     failures.sort_by(|a, b| a.path.cmp(&b.path));
     failures.dedup();
-    Ok((found.files.into_values().collect(), failures))
+    failures
+}
+
+/// Why a document format a folder may well hold is not read, and what to save it as.
+fn unreadable_format(path: &Path) -> Option<&'static str> {
+    let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match extension.as_str() {
+        "doc" => "a Word 97-2003 document, which Shiori cannot read: save it as .docx or PDF",
+        "rtf" => "a Rich Text document, which Shiori cannot read: save it as .docx or PDF",
+        "xls" => "an Excel 97-2003 workbook, which Shiori cannot read: save it as .xlsx",
+        "ppt" => "a PowerPoint 97-2003 deck, which Shiori cannot read: save it as .pptx or PDF",
+        "odt" | "ods" | "odp" => {
+            "an OpenDocument file, which Shiori cannot read: save it as .docx, .xlsx, .pptx or PDF"
+        }
+        "pages" | "numbers" | "key" => {
+            "an Apple iWork file, which Shiori cannot read: export it as .docx, .xlsx, .pptx or PDF"
+        }
+        _ => return None,
+    })
 }
 
 struct Filter {
@@ -188,7 +223,16 @@ fn walk_folder(root: &Path, filter: &Filter, found: &mut Found) {
         }
         let relative = relative(&entry, root);
         let name = Path::new(entry.file_name());
-        if !filter.includes(relative, name, entry.path()) || filter.excludes(relative, name) {
+        if filter.excludes(relative, name) {
+            continue;
+        }
+        if !filter.includes(relative, name, entry.path()) {
+            if let (None, Some(reason)) = (&filter.include, unreadable_format(entry.path())) {
+                found.unreadable.push(IngestFailure {
+                    path: fs::canonicalize(entry.path()).unwrap_or(entry.path().to_path_buf()),
+                    reason: reason.to_string(),
+                });
+            }
             continue;
         }
         match entry.metadata() {
@@ -218,6 +262,7 @@ struct Found {
     /// Keyed by canonical path: overlapping roots and symlinks must not load a file twice.
     files: BTreeMap<PathBuf, DiscoveredFile>,
     failures: Vec<IngestFailure>,
+    unreadable: Vec<IngestFailure>,
 }
 
 impl Found {
@@ -353,8 +398,18 @@ mod tests {
             exclude: vec!["node_modules".into()],
             ..WalkOptions::default()
         };
-        let (files, failures) = discover(&[dir.path().join("docs")], &options).expect("discover");
+        let Walked {
+            files,
+            failures,
+            unreadable,
+        } = discover(&[dir.path().join("docs")], &options).expect("discover");
         assert!(failures.is_empty(), "{failures:?}");
+        // A document Shiori cannot read is left out, and said to be.
+        let [doc] = unreadable.as_slice() else {
+            panic!("expected c.doc alone, got {unreadable:?}");
+        };
+        assert!(doc.path.ends_with("docs/c.doc"), "{doc:?}");
+        assert!(doc.reason.contains("save it as .docx"), "{doc:?}");
         assert_eq!(
             names(&dir, &files),
             [
@@ -376,7 +431,7 @@ mod tests {
             include: vec!["*.doc".into()],
             ..WalkOptions::default()
         };
-        let (files, _) = discover(&root, &only_doc).expect("discover");
+        let files = discover(&root, &only_doc).expect("discover").files;
         assert_eq!(names(&dir, &files), ["docs/c.doc"]);
 
         let relative = WalkOptions {
@@ -384,7 +439,7 @@ mod tests {
             exclude: vec!["deeper".into(), "*.md".into()],
             ..WalkOptions::default()
         };
-        let (files, _) = discover(&root, &relative).expect("discover");
+        let files = discover(&root, &relative).expect("discover").files;
         assert_eq!(names(&dir, &files), ["docs/sub/d.html"]);
     }
 
@@ -396,7 +451,9 @@ mod tests {
             dir.path().join("docs/sub"),
             dir.path().join("docs/sub/../sub/d.html"),
         ];
-        let (files, _) = discover(&roots, &WalkOptions::default()).expect("discover");
+        let files = discover(&roots, &WalkOptions::default())
+            .expect("discover")
+            .files;
         assert_eq!(
             names(&dir, &files),
             ["docs/c.doc", "docs/sub/d.html", "docs/sub/deeper/e.jsonl"]
@@ -413,7 +470,9 @@ mod tests {
             max_file_bytes: 1024 * 1024,
             ..WalkOptions::default()
         };
-        let (files, failures) = discover(&[dir.path().to_path_buf()], &options).expect("discover");
+        let Walked {
+            files, failures, ..
+        } = discover(&[dir.path().to_path_buf()], &options).expect("discover");
         assert_eq!(files.len(), 1);
         let [failure] = failures.as_slice() else {
             panic!("expected one failure, got {failures:?}");

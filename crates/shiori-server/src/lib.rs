@@ -8,6 +8,7 @@ mod admission;
 mod answering;
 mod api;
 mod error;
+mod freshness;
 mod json;
 mod mcp;
 mod metrics;
@@ -115,6 +116,7 @@ impl Server {
                 stopping.notify_one();
             }
         };
+        tokio::spawn(freshness::follow_commits(Arc::clone(&self.state)));
         let serving = axum::serve(listener, self.router()).with_graceful_shutdown(graceful);
         tokio::select! {
             served = serving => served?,
@@ -132,7 +134,9 @@ impl Server {
             .enable_all()
             .build()?;
         let handler = mcp::McpHandler::new(Arc::clone(&self.state));
+        let state = Arc::clone(&self.state);
         runtime.block_on(async move {
+            tokio::spawn(freshness::follow_commits(state));
             let running = rmcp::ServiceExt::serve(handler, rmcp::transport::stdio())
                 .await
                 .map_err(|error| ServerError::Mcp(error.to_string()))?;

@@ -83,6 +83,8 @@ pub type SharedState = Arc<AppState>;
 /// committed state, so a write in progress (or one that failed half-way) is invisible to it.
 pub struct AppState {
     pub serving: ArcSwap<Engine>,
+    /// The store's commit count when `serving` was pinned (see [`Engine::commits`]).
+    serving_commits: Mutex<Option<u64>>,
     writer: Arc<tokio::sync::Mutex<()>>,
     pub progress: Arc<ReindexProgress>,
     pub last_reindex: Mutex<Option<LastReindex>>,
@@ -136,13 +138,14 @@ impl AppState {
         std::fs::create_dir_all(&uploads_dir).map_err(io_error)?;
         // Indexed paths are canonical; the uploads folder must compare equal to them.
         let uploads_dir = uploads_dir.canonicalize().map_err(io_error)?;
-        engine.pin_snapshot()?;
+        let commits = pin(&engine)?;
         let index_pool = rayon::ThreadPoolBuilder::new()
             .num_threads(options.index_threads.max(1))
             .thread_name(|i| format!("shiori-index-{i}"))
             .build()?;
         Ok(AppState {
             serving: ArcSwap::from_pointee(engine),
+            serving_commits: Mutex::new(commits),
             writer: Arc::new(tokio::sync::Mutex::new(())),
             progress: Arc::new(ReindexProgress::default()),
             last_reindex: Mutex::new(None),
@@ -225,11 +228,47 @@ impl AppState {
         let result = work(&mut writer, &self.progress)?;
         // The writer holds tantivy's writer lock; release it before a reader opens.
         drop(writer);
-        let fresh = serving.reopen()?;
-        fresh.pin_snapshot()?;
-        self.serving.store(Arc::new(fresh));
+        self.serve_latest(&serving)?;
         Ok(result)
     }
+
+    /// Serves the index's latest commit when another process (`shiori index`, a second
+    /// server) committed since the serving engine was pinned; `true` when it swapped. Skipped
+    /// while a write of this server runs: that write swaps in its own result.
+    pub(crate) fn catch_up(&self) -> Result<bool, ApiError> {
+        let Ok(_writing) = self.writer.try_lock() else {
+            return Ok(false);
+        };
+        let serving = self.engine();
+        let latest = serving.commits()?;
+        if latest == *self.serving_commits.lock().map_err(|_| poisoned())? {
+            return Ok(false);
+        }
+        self.serve_latest(&serving)?;
+        Ok(true)
+    }
+
+    /// Opens the data directory again, pinned at its latest commit, and swaps it in.
+    fn serve_latest(&self, serving: &Engine) -> Result<(), ApiError> {
+        let fresh = serving.reopen()?;
+        let commits = pin(&fresh)?;
+        self.serving.store(Arc::new(fresh));
+        *self.serving_commits.lock().map_err(|_| poisoned())? = commits;
+        Ok(())
+    }
+}
+
+/// Pins `engine`'s view and returns the commit count it was pinned at, read first: a commit
+/// in between leaves the view newer than the count, which costs one needless reopen, never a
+/// missed one.
+fn pin(engine: &Engine) -> Result<Option<u64>, EngineError> {
+    let commits = engine.commits()?;
+    engine.pin_snapshot()?;
+    Ok(commits)
+}
+
+fn poisoned() -> ApiError {
+    ApiError::Internal("the serving engine's state is poisoned".into())
 }
 
 /// Marks a write as running until dropped, even if the write panics.

@@ -41,7 +41,7 @@ impl SqliteConversations {
             source,
         })?;
         sqlite(|| {
-            let connection = crate::tables::open(&dir.join("shiori.sqlite"))?;
+            let connection = crate::tables::open(&dir.join(crate::TABLES_FILE))?;
             connection.execute_batch(SCHEMA)?;
             add_owner_column(&connection)?;
             Ok(SqliteConversations {

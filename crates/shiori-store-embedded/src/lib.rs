@@ -40,6 +40,9 @@ pub(crate) struct Counts {
 type ComputedStatistics = (u64, Arc<ReaderStatistics>);
 
 const DIRTY: &str = "derived_dirty";
+/// How many times the derived indexes were committed consistent with the tables.
+const COMMITS: &str = "commits";
+pub(crate) const TABLES_FILE: &str = "shiori.sqlite";
 /// The size and CRC-32 `vectors.usearch` had when last committed.
 const VECTORS_CHECKSUM: &str = "vectors_checksum";
 /// Why the derived indexes were last rebuilt at open, and when.
@@ -75,7 +78,7 @@ impl EmbeddedStore {
             path: dir.display().to_string(),
             source,
         })?;
-        let connection = tables::open(&dir.join("shiori.sqlite"))?;
+        let connection = tables::open(&dir.join(TABLES_FILE))?;
         if !options.reembed {
             check_embedder(&connection, &options)?;
         }
@@ -403,7 +406,10 @@ impl DocumentStore for EmbeddedStore {
             if let Some(checksum) = self.vectors.file_checksum()? {
                 tables::set_meta(&connection, VECTORS_CHECKSUM, &checksum)?;
             }
-            tables::set_meta(&connection, DIRTY, "0")?;
+            let transaction = connection.unchecked_transaction()?;
+            tables::set_meta(&transaction, DIRTY, "0")?;
+            tables::count_commit(&transaction, COMMITS)?;
+            transaction.commit()?;
             Ok(())
         })
     }
@@ -418,6 +424,17 @@ impl DocumentStore for EmbeddedStore {
             // A deferred transaction takes its snapshot at its first read.
             tables::count(&connection, "chunks")?;
             Ok(())
+        })
+    }
+
+    /// Read on a connection of its own: the store's may hold a pinned snapshot.
+    fn commits(&self) -> Result<Option<u64>, StoreError> {
+        sqlite(|| {
+            let latest = tables::open_read_only(&self.dir.join(TABLES_FILE))?;
+            let commits = tables::get_meta(&latest, COMMITS)?;
+            Ok(Some(
+                commits.and_then(|count| count.parse().ok()).unwrap_or(0),
+            ))
         })
     }
 
@@ -547,7 +564,7 @@ fn insert_records(
 
 /// The embedder and vector size the store in `dir` was built with, if there is one.
 pub fn stored_embedder(dir: &Path) -> Result<Option<(String, usize)>, StoreError> {
-    let path = dir.join("shiori.sqlite");
+    let path = dir.join(TABLES_FILE);
     if !path.is_file() {
         return Ok(None);
     }

@@ -1,7 +1,7 @@
 //! The SQLite tables that are the source of truth: files, documents, chunks (with vectors), meta.
 
 use crate::{Counts, SqliteError};
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use shiori_core::{Chunk, Document, Filters};
 use shiori_store::{FileRecord, StoreError};
 use std::collections::{BTreeMap, HashMap};
@@ -70,6 +70,24 @@ pub(crate) fn open(path: &Path) -> Result<Connection, SqliteError> {
         Some(_) => {}
     }
     Ok(connection)
+}
+
+/// A connection that only reads, and never holds a transaction open: each read sees the
+/// latest commit.
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection, SqliteError> {
+    let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(connection)
+}
+
+/// Adds one to the counter under `key` (absent: 0).
+pub(crate) fn count_commit(connection: &Connection, key: &str) -> Result<(), SqliteError> {
+    connection.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+        [key],
+    )?;
+    Ok(())
 }
 
 pub(crate) fn get_meta(connection: &Connection, key: &str) -> Result<Option<String>, SqliteError> {

@@ -473,6 +473,8 @@ fn a_pinned_store_keeps_reading_what_was_committed_when_it_was_pinned() {
     drop(writer);
 
     let reader = open(dir.path());
+    let pinned_at = reader.commits().unwrap();
+    assert_eq!(pinned_at, Some(1));
     reader.pin_snapshot().unwrap();
     let keys = reader.keys_matching(&Filters::default()).unwrap();
     let mut writer = open(dir.path());
@@ -484,7 +486,14 @@ fn a_pinned_store_keeps_reading_what_was_committed_when_it_was_pinned() {
             upsert("b.md", "bananas", &[("yellow bananas", [0.0, 1.0, 0.0])]),
         ])
         .unwrap();
+    assert_eq!(
+        reader.commits().unwrap(),
+        pinned_at,
+        "applied is not committed yet"
+    );
     writer.commit().unwrap();
+    // The pinned reader learns that another store committed, while it answers as pinned.
+    assert_eq!(reader.commits().unwrap(), Some(2));
 
     assert_eq!(reader.stats(&Filters::default()).unwrap().chunks, 1);
     assert_eq!(doc_ids(&reader, &keys), ["apples"]);

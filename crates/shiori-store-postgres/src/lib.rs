@@ -442,6 +442,11 @@ impl DocumentStore for PostgresStore {
         Ok(())
     }
 
+    /// Nothing to count: no snapshot is pinned, so every read sees the latest commit.
+    fn commits(&self) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
+
     fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
         self.read(|client| read::chunks_by_keys(client, keys))
     }

@@ -45,6 +45,11 @@ pub trait DocumentStore: Send + Sync {
     /// Freezes what this store answers from at what is committed now, for a store that only
     /// serves reads while another one writes.
     fn pin_snapshot(&self) -> Result<(), StoreError>;
+    /// How many commits the store has seen, read now and past any pinned snapshot: a store
+    /// that pinned its view compares it with the count it pinned at to learn that another
+    /// process (`shiori index`) committed since. `None` where every read already sees the
+    /// latest commit.
+    fn commits(&self) -> Result<Option<u64>, StoreError>;
     /// Chunks by store key, in the order given; keys no longer stored are skipped.
     fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError>;
     /// Every chunk of a document, in order.

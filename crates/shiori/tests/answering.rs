@@ -446,6 +446,40 @@ fn answer_metrics_agree_with_the_per_query_lines() {
     );
 }
 
+/// Issue 47: `shiori eval samples/faq` indexes the sample set into an index of its own, so
+/// the working index keeps its documents and answers nothing from the sample company; a second
+/// run evaluates the same index again.
+#[test]
+fn an_evaluation_leaves_the_working_index_alone() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    run_json(&data, &["init", "--no-chat-model"]);
+    index(&data, &fixture_dir());
+    let stats = || run_json(&data, &["stats"]);
+    let before = stats();
+    let faq = sample_faq_dir();
+    let first = run_json(&data, &["eval", faq.to_str().unwrap()]);
+    assert!(first["ndcg@10"].as_f64().unwrap() > 0.7, "{first}");
+    let after = stats();
+    for count in ["files", "documents", "chunks"] {
+        assert_eq!(
+            after[count], before[count],
+            "{count}: {before} then {after}"
+        );
+    }
+    let hits = search_ids(&data, "verification link valid", "hybrid");
+    assert!(
+        hits.iter().all(|id| !id.starts_with("faq-0")),
+        "the sample set's documents are searched: {hits:?}"
+    );
+    let again = run_json(&data, &["eval", faq.to_str().unwrap()]);
+    assert_eq!(again["ndcg@10"], first["ndcg@10"], "{again}");
+    let evaluations: Vec<_> = std::fs::read_dir(data.join("evaluations"))
+        .unwrap()
+        .collect();
+    assert_eq!(evaluations.len(), 1, "one index per evaluation set");
+}
+
 #[test]
 fn a_bad_answer_pass_fails_before_indexing_the_eval_set() {
     let work = tempfile::tempdir().unwrap();

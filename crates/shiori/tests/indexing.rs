@@ -198,6 +198,13 @@ fn bad_files_fail_alone_and_are_named(backend: Backend) {
     )
     .unwrap();
     std::fs::write(corpus.join("empty.txt"), "").unwrap();
+    std::fs::write(corpus.join("blank.md"), "\n\n").unwrap();
+    std::fs::write(
+        corpus.join("minutes.doc"),
+        b"\xd0\xcf\x11\xe0 an old Word file",
+    )
+    .unwrap();
+    std::fs::write(corpus.join("memo.rtf"), "{\\rtf1 a memo}").unwrap();
     std::fs::write(corpus.join("latin1.txt"), b"caf\xe9 au lait \xff\xfe").unwrap();
     std::fs::write(corpus.join("binary.txt"), b"ELF\x00\x01\x02\x00\x00binary").unwrap();
     let huge = "All work and no play makes a dull index.\n".repeat(50 * 1024 * 1024 / 41 + 1);
@@ -210,36 +217,75 @@ fn bad_files_fail_alone_and_are_named(backend: Backend) {
 
     let data = work.path().join("data");
     let report = index_with_failures(&data, &corpus);
-    assert_eq!(report["files_indexed"], 2, "{report}");
-    let failures: Vec<(String, String)> = report["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["reason"].as_str().unwrap().to_lowercase(),
-            )
-        })
-        .collect();
-    let reason_for = |name: &str| {
-        failures
+    // Blank files are read (as holding nothing) and said to be; they fail nothing.
+    assert_eq!(report["files_indexed"], 4, "{report}");
+    let listed = |key: &str| -> Vec<(String, String)> {
+        report[key]
+            .as_array()
+            .unwrap()
             .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_string(),
+                    f["reason"].as_str().unwrap().to_lowercase(),
+                )
+            })
+            .collect()
+    };
+    let (failures, warnings) = (listed("failures"), listed("warnings"));
+    let reason_in = |list: &[(String, String)], name: &str| {
+        list.iter()
             .find(|(path, _)| path.contains(name))
             .map(|(_, reason)| reason.clone())
-            .unwrap_or_else(|| panic!("{name} not reported: {failures:?}"))
+            .unwrap_or_else(|| panic!("{name} not reported: {list:?}"))
     };
-    assert!(reason_for("empty.txt").contains("empty"));
+    let reason_for = |name: &str| reason_in(&failures, name);
+    for blank in ["empty.txt", "blank.md"] {
+        assert!(
+            reason_in(&warnings, blank).contains("empty"),
+            "{warnings:?}"
+        );
+    }
+    assert!(reason_in(&warnings, "minutes.doc").contains(".docx"));
+    assert!(reason_in(&warnings, "memo.rtf").contains(".docx"));
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
     assert!(reason_for("latin1.txt").contains("utf-8"));
     assert!(reason_for("binary.txt").contains("binary"));
     assert!(reason_for("huge.txt").contains("too large"));
     assert!(reason_for("records.jsonl").contains("line 2"));
-    assert_eq!(failures.len(), 5, "{failures:?}");
+    assert_eq!(failures.len(), 4, "{failures:?}");
     assert_eq!(
         file_name(&search_ids(&data, "cafeteria", "bm25")[0]),
         "good.md"
     );
     assert_eq!(search_ids(&data, "parking weekends", "bm25")[0], "r1");
+}
+
+/// Issue 47: a blank Markdown file in a folder no longer fails the run (exit 2); it is said
+/// to be empty, and a page emptied since the last run loses its old chunks.
+#[test]
+fn a_blank_file_is_a_warning_and_empties_what_it_held() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("lounge.md"),
+        "# Lounge\n\nThe lounge opens at 7 am.",
+    )
+    .unwrap();
+    std::fs::write(corpus.join("todo.md"), "").unwrap();
+    let data = work.path().join("data");
+    let report = index(&data, &corpus);
+    assert_eq!(report["failures"], serde_json::json!([]), "{report}");
+    assert_eq!(
+        report["warnings"][0]["reason"],
+        "file is empty: nothing in it to index"
+    );
+
+    std::fs::write(corpus.join("lounge.md"), " \n").unwrap();
+    let report = index(&data, &corpus);
+    assert_eq!(report["files_indexed"], 1, "{report}");
+    assert!(search_ids(&data, "lounge opens", "bm25").is_empty());
 }
 
 #[test]

@@ -303,3 +303,52 @@ fn sigterm_stops_the_server_within_five_seconds_while_an_answer_streams() {
         "the upstream answer was not cut short: {streams:?}"
     );
 }
+
+/// Issue 47: a server started before `shiori index` edits one file and removes another serves
+/// the new index within five seconds of the index finishing, without a restart or Reindex.
+#[test]
+fn a_running_server_serves_what_the_cli_indexed_since_it_started() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("lounge.md"), "The staff lounge opens at 7 am.\n").unwrap();
+    std::fs::write(docs.join("parking.md"), "Visitors park on level B2.\n").unwrap();
+    let data = work.path().join("data");
+    run_json(&data, &["init", "--no-chat-model"]);
+    append_config(&data, "[ingest]\nsources = [\"docs\"]\n");
+    run_json(&data, &["index"]);
+    let (_serving, addr, _) = start_serving(command(&data));
+    let json = "Content-Type: application/json";
+    let question = r#"{"question": "When does the staff lounge open?"}"#;
+    let served = || {
+        let (status, files) = http(&addr, "GET", "/api/documents", &[], "");
+        assert_eq!(status, 200, "{files}");
+        let files: Value = serde_json::from_str(&files).unwrap();
+        let (status, answer) = http(&addr, "POST", "/api/query", &[json], question);
+        assert_eq!(status, 200, "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        (files, answer["answer"].as_str().unwrap().to_string())
+    };
+    let (files, answer) = served();
+    assert!(
+        files["indexed_files"] == 2 && answer.contains("7 am"),
+        "{files} {answer}"
+    );
+
+    std::fs::write(docs.join("lounge.md"), "The staff lounge opens at 9 am.\n").unwrap();
+    std::fs::remove_file(docs.join("parking.md")).unwrap();
+    let report = run_json(&data, &["index"]);
+    assert_eq!(report["files_removed"], 1, "{report}");
+    let indexed = std::time::Instant::now();
+    loop {
+        let (files, answer) = served();
+        if files["indexed_files"] == 1 && answer.contains("9 am") {
+            break;
+        }
+        assert!(
+            indexed.elapsed() < std::time::Duration::from_secs(5),
+            "still served 5 s after the index finished: {files} {answer}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

@@ -201,13 +201,19 @@ fn outcomes_of(
     let mut outcomes = Vec::with_capacity(files.len());
     for (name, bytes) in files {
         let path = uploads.join(name).display().to_string();
-        let reason = failures
-            .iter()
-            .filter(|failure| failure.path == path)
-            .map(|failure| engine.shown_paths().redact(&failure.reason))
-            .collect::<Vec<_>>()
-            .join("; ");
+        let reasons_in = |list: &[IndexFailure]| {
+            list.iter()
+                .filter(|failure| failure.path == path)
+                .map(|failure| engine.shown_paths().redact(&failure.reason))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
         let indexed = !engine.file_chunks(&path, &Access::Everything)?.is_empty();
+        let mut reason = reasons_in(&failures);
+        if reason.is_empty() && !indexed {
+            // A file indexed with nothing in it (a blank one) is reported by a warning.
+            reason = reasons_in(&report.warnings);
+        }
         if !reason.is_empty() {
             report.failures.push(IndexFailure {
                 path: name.clone(),
