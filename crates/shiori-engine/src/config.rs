@@ -680,19 +680,10 @@ impl Config {
             .map(|dataset| resolve(data_dir, dataset))
     }
 
-    /// Writes the configuration to `data_dir/shiori.toml`.
+    /// Writes the configuration as a new `data_dir/shiori.toml`, each table under a comment
+    /// saying what it is for (see [`crate::config_file`]).
     pub fn save(&self, data_dir: &Path) -> Result<(), EngineError> {
-        let path = data_dir.join(CONFIG_FILE);
-        let text = toml::to_string_pretty(self).map_err(|e| EngineError::Config {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        std::fs::create_dir_all(data_dir)
-            .and_then(|()| std::fs::write(&path, text))
-            .map_err(|source| EngineError::Io {
-                path: path.display().to_string(),
-                source,
-            })
+        crate::config_file::save_new(self, data_dir)
     }
 }
 

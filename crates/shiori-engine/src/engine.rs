@@ -3,7 +3,8 @@ use crate::generation::build_api_embedder;
 use crate::query::{Question, RetrievalOverrides};
 use crate::store::{open_conversations, open_store};
 use crate::{
-    Config, EmbedderConfig, EmbedderKind, EngineError, Generation, RetryConfig, ShownPaths,
+    Config, EmbedderConfig, EmbedderKind, EngineError, Generation, Progress, RetryConfig,
+    ShownPaths,
 };
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::{
@@ -382,12 +383,19 @@ impl Engine {
 
     /// Recomputes every stored chunk's vector with the configured embedder (through the
     /// embedding cache); returns how many chunks were converted.
-    pub fn reembed(&mut self) -> Result<usize, EngineError> {
+    pub fn reembed(&mut self, progress: &dyn Progress) -> Result<usize, EngineError> {
+        let chunks = self.store.stats(&Filters::default())?.chunks;
+        progress.start("re-embedding chunks", chunks);
         let embedder = self.embedder.as_ref();
         let cache = &self.cache;
-        reembed(self.store.as_mut(), REEMBED_BATCH, |items| {
-            Ok::<_, EngineError>(embed_with_cache(embedder, cache, items)?.0)
-        })
+        let converted = reembed(self.store.as_mut(), REEMBED_BATCH, |items| {
+            let vectors = embed_with_cache(embedder, cache, items)?.0;
+            progress.advance(items.len() as u64);
+            progress.chunks_embedded(items.len() as u64);
+            Ok::<_, EngineError>(vectors)
+        })?;
+        progress.finish();
+        Ok(converted)
     }
 
     /// The index's description with the counts of what `access` may read.

@@ -4,6 +4,7 @@
 
 mod auth;
 mod config;
+mod config_file;
 mod conversation;
 mod embedding;
 mod engine;
@@ -28,6 +29,7 @@ pub use config::{
     PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind,
     WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
+pub use config_file::save_chat_models;
 pub use embedding::{EmbedAs, MAX_EMBED_CHARS, MAX_EMBED_INPUTS};
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;

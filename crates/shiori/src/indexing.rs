@@ -3,7 +3,7 @@
 use crate::cli::{Cli, IndexArgs};
 use crate::{open_engine_at, output, progress};
 use anyhow::{bail, Result};
-use shiori_engine::{Engine, IndexTarget, WatchPass};
+use shiori_engine::{Engine, IndexTarget, ShownPaths, WatchPass};
 use shiori_models::assets::ShioriHome;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -33,9 +33,10 @@ impl FilesFailed {
 /// report (one JSON line with `--json`) per pass that changed something.
 pub fn run(engine: &mut Engine, request: &IndexRequest<'_>) -> Result<()> {
     let targets = targets(engine, request)?;
-    let bar = progress::Bar::default();
+    let bar = progress::Bar::for_cli(request.json);
     if !request.watch {
-        let report = engine.index_targets(&targets, &bar)?;
+        let mut report = engine.index_targets(&targets, &bar)?;
+        engine.shown_paths().show_report(&mut report);
         output::print(request.json, &report, || output::index_report(&report))?;
         return match report.failures.len() {
             0 => Ok(()),
@@ -43,9 +44,10 @@ pub fn run(engine: &mut Engine, request: &IndexRequest<'_>) -> Result<()> {
         };
     }
     eprintln!("watching {} target(s); Ctrl-C stops", targets.len());
+    let shown = engine.shown_paths().clone();
     engine.watch(&targets, request.debounce, &bar, &mut |pass| {
         // Once stdout's reader is gone, no one is left to read the next pass's report.
-        match print_pass(&pass, request.json) {
+        match print_pass(&pass, request.json, &shown) {
             Ok(()) => ControlFlow::Continue(()),
             Err(_) => ControlFlow::Break(()),
         }
@@ -79,7 +81,7 @@ fn targets(engine: &Engine, request: &IndexRequest<'_>) -> Result<Vec<IndexTarge
     Ok(configured)
 }
 
-fn print_pass(pass: &WatchPass<'_>, json: bool) -> std::io::Result<()> {
+fn print_pass(pass: &WatchPass<'_>, json: bool, shown: &ShownPaths) -> std::io::Result<()> {
     let target = match pass.target {
         IndexTarget::Paths(paths) => paths
             .iter()
@@ -94,17 +96,20 @@ fn print_pass(pass: &WatchPass<'_>, json: bool) -> std::io::Result<()> {
             if !pass.initial && changed == 0 {
                 return Ok(());
             }
+            let mut report = report.clone();
+            shown.show_report(&mut report);
             if json {
                 output::line(serde_json::json!({"target": target, "report": report}))
             } else {
-                output::line(format_args!("{target}: {}", output::index_report(report)))
+                output::line(format_args!("{target}: {}", output::index_report(&report)))
             }
         }
         Err(error) => {
             if json {
-                output::line(serde_json::json!({"target": target, "error": error.to_string()}))
+                let error = shown.redact(&error.to_string());
+                output::line(serde_json::json!({"target": target, "error": error}))
             } else {
-                eprintln!("{target}: error: {error}");
+                eprintln!("{target}: error: {}", shown.redact(&error.to_string()));
                 Ok(())
             }
         }
@@ -123,7 +128,7 @@ pub fn index(cli: &Cli, home: &ShioriHome, args: &IndexArgs) -> Result<()> {
     let created = !cli.data_dir.exists();
     let mut engine = if *reembed {
         let mut engine = Engine::open_with(&cli.data_dir, home, true)?;
-        let converted = engine.reembed()?;
+        let converted = engine.reembed(&progress::Bar::for_cli(cli.json))?;
         eprintln!(
             "re-embedded {converted} chunk(s) with {}",
             engine.embedder().model_id()

@@ -1,57 +1,325 @@
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+//! Progress of long commands on stderr, counting what takes the time (chunks embedded, pages
+//! read) and not only files: a bar on a terminal; elsewhere (a log, a CI job, a pipe) a line
+//! every few seconds, or with `--json` a JSON line, and one more when a phase ends.
 
-/// A progress bar on stderr; indicatif hides it when stderr is not a terminal.
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often a report goes out off a terminal.
+const EVERY: Duration = Duration::from_secs(5);
+
+/// Where the reports go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Terminal,
+    Lines,
+    Json,
+}
+
+/// Writes a report line (stderr; a buffer in tests).
+type Sink = Arc<dyn Fn(String) + Send + Sync>;
+
+/// What a phase has done so far.
 #[derive(Default)]
-pub struct Bar {
-    current: Mutex<Option<ProgressBar>>,
+struct Counts {
     phase: Mutex<String>,
-    /// Pages of PDFs and images read in this phase; shown beside the phase, since one scanned
-    /// PDF can take minutes of OCR while the file count stands still.
+    started: Mutex<Option<Instant>>,
+    done: AtomicU64,
+    total: AtomicU64,
+    chunks: AtomicU64,
     pages: AtomicU64,
 }
 
-impl shiori_engine::Progress for Bar {
-    fn start(&self, phase: &str, total: u64) {
+impl Counts {
+    fn begin(&self, phase: &str, total: u64) {
+        if let Ok(mut name) = self.phase.lock() {
+            *name = phase.to_string();
+        }
+        if let Ok(mut started) = self.started.lock() {
+            *started = Some(Instant::now());
+        }
+        self.total.store(total, Ordering::Relaxed);
+        for counter in [&self.done, &self.chunks, &self.pages] {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        let started = self.started.lock().ok().and_then(|started| *started);
+        started.map_or(0.0, |at| at.elapsed().as_secs_f64())
+    }
+
+    fn phase(&self) -> String {
+        self.phase.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// `indexing files: 3/40, 1210 chunks embedded (31.2/s), 12 pages read, 39 s`.
+    fn line(&self, finished: bool) -> String {
+        let seconds = self.seconds();
+        let (done, total) = (self.done(), self.total.load(Ordering::Relaxed));
+        let mut line = format!("{}: {done}/{total}", self.phase());
+        let chunks = self.chunks.load(Ordering::Relaxed);
+        if chunks > 0 {
+            let rate = chunks as f64 / seconds.max(0.001);
+            line.push_str(&format!(", {chunks} chunks embedded ({rate:.1}/s)"));
+        }
+        let pages = self.pages.load(Ordering::Relaxed);
+        if pages > 0 {
+            line.push_str(&format!(", {pages} pages read"));
+        }
+        let state = if finished { "done in " } else { "" };
+        line.push_str(&format!(", {state}{seconds:.0} s"));
+        line
+    }
+
+    fn json(&self, finished: bool) -> String {
+        serde_json::json!({
+            "progress": self.phase(),
+            "done": self.done(),
+            "total": self.total.load(Ordering::Relaxed),
+            "chunks_embedded": self.chunks.load(Ordering::Relaxed),
+            "pages_read": self.pages.load(Ordering::Relaxed),
+            "elapsed_s": (self.seconds() * 10.0).round() / 10.0,
+            "finished": finished,
+        })
+        .to_string()
+    }
+
+    fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    fn report(&self, output: Output, finished: bool) -> Option<String> {
+        match output {
+            Output::Terminal => None,
+            Output::Lines => Some(self.line(finished)),
+            Output::Json => Some(self.json(finished)),
+        }
+    }
+}
+
+/// Sends a report every [`EVERY`] until dropped.
+struct Ticker {
+    stop: Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+impl Ticker {
+    fn start(counts: Arc<Counts>, output: Output, sink: Sink, every: Duration) -> Ticker {
+        let (stop, stopped) = channel::<()>();
+        let thread = std::thread::spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                if let Some(report) = counts.report(output, false) {
+                    sink(report);
+                }
+            }
+        });
+        Ticker { stop, thread }
+    }
+
+    fn stop(self) {
+        drop(self.stop);
+        // A ticker that panicked has nothing left to report.
+        let _ = self.thread.join();
+    }
+}
+
+/// The progress of one command, reported as suits where stderr goes.
+pub struct Bar {
+    output: Output,
+    sink: Sink,
+    every: Duration,
+    counts: Arc<Counts>,
+    bar: Mutex<Option<ProgressBar>>,
+    ticker: Mutex<Option<Ticker>>,
+}
+
+impl Default for Bar {
+    /// A bar on a terminal, else a line every few seconds.
+    fn default() -> Self {
+        Bar::for_cli(false)
+    }
+}
+
+impl Bar {
+    /// A bar on a terminal; elsewhere a line every few seconds, JSON lines with `json`.
+    pub fn for_cli(json: bool) -> Bar {
+        let output = match (json, std::io::stderr().is_terminal()) {
+            (true, _) => Output::Json,
+            (false, true) => Output::Terminal,
+            (false, false) => Output::Lines,
+        };
+        Bar::with(output, Arc::new(|line| eprintln!("{line}")), EVERY)
+    }
+
+    fn with(output: Output, sink: Sink, every: Duration) -> Bar {
+        Bar {
+            output,
+            sink,
+            every,
+            counts: Arc::new(Counts::default()),
+            bar: Mutex::new(None),
+            ticker: Mutex::new(None),
+        }
+    }
+
+    fn terminal_bar(&self, phase: &str, total: u64) -> ProgressBar {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         if let Ok(style) =
-            ProgressStyle::with_template("{msg:>20} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})")
+            ProgressStyle::with_template("{msg:>20} [{bar:30}] {pos}/{len} ({elapsed})")
         {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_message(phase.to_string());
-        self.pages.store(0, Ordering::Relaxed);
-        if let Ok(mut name) = self.phase.lock() {
-            *name = phase.to_string();
+        bar
+    }
+
+    /// The bar's message: the phase and what it counted besides files.
+    fn refresh_message(&self) {
+        if let Ok(bar) = self.bar.lock() {
+            if let Some(bar) = bar.as_ref() {
+                let counts = &self.counts;
+                let mut message = counts.phase();
+                let chunks = counts.chunks.load(Ordering::Relaxed);
+                if chunks > 0 {
+                    let rate = chunks as f64 / counts.seconds().max(0.001);
+                    message.push_str(&format!(" · {chunks} chunks ({rate:.0}/s)"));
+                }
+                let pages = counts.pages.load(Ordering::Relaxed);
+                if pages > 0 {
+                    message.push_str(&format!(" · {pages} pages"));
+                }
+                bar.set_message(message);
+            }
         }
-        if let Ok(mut current) = self.current.lock() {
-            *current = Some(bar);
+    }
+
+    fn end_phase(&self) {
+        if let Some(ticker) = self.ticker.lock().ok().and_then(|mut t| t.take()) {
+            ticker.stop();
+        }
+        if let Some(bar) = self.bar.lock().ok().and_then(|mut b| b.take()) {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl shiori_engine::Progress for Bar {
+    fn start(&self, phase: &str, total: u64) {
+        self.end_phase();
+        self.counts.begin(phase, total);
+        if self.output == Output::Terminal {
+            if let Ok(mut bar) = self.bar.lock() {
+                *bar = Some(self.terminal_bar(phase, total));
+            }
+            return;
+        }
+        let ticker = Ticker::start(
+            Arc::clone(&self.counts),
+            self.output,
+            Arc::clone(&self.sink),
+            self.every,
+        );
+        if let Ok(mut slot) = self.ticker.lock() {
+            *slot = Some(ticker);
         }
     }
 
     fn advance(&self, done: u64) {
-        if let Ok(current) = self.current.lock() {
-            if let Some(bar) = current.as_ref() {
+        self.counts.done.fetch_add(done, Ordering::Relaxed);
+        if let Ok(bar) = self.bar.lock() {
+            if let Some(bar) = bar.as_ref() {
                 bar.inc(done);
             }
         }
     }
 
+    fn chunks_embedded(&self, chunks: u64) {
+        self.counts.chunks.fetch_add(chunks, Ordering::Relaxed);
+        self.refresh_message();
+    }
+
     fn pages_read(&self, pages: u64) {
-        let total = self.pages.fetch_add(pages, Ordering::Relaxed) + pages;
-        if let (Ok(current), Ok(phase)) = (self.current.lock(), self.phase.lock()) {
-            if let Some(bar) = current.as_ref() {
-                bar.set_message(format!("{phase} ({total} pages)"));
-            }
-        }
+        self.counts.pages.fetch_add(pages, Ordering::Relaxed);
+        self.refresh_message();
     }
 
     fn finish(&self) {
-        if let Ok(mut current) = self.current.lock() {
-            if let Some(bar) = current.take() {
-                bar.finish_and_clear();
+        let was_running = self.ticker.lock().is_ok_and(|ticker| ticker.is_some());
+        self.end_phase();
+        if was_running {
+            if let Some(report) = self.counts.report(self.output, true) {
+                (self.sink)(report);
             }
         }
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.end_phase();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shiori_engine::Progress;
+
+    fn recorded(output: Output) -> (Bar, Arc<Mutex<Vec<String>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&lines);
+        let bar = Bar::with(
+            output,
+            Arc::new(move |line| sink.lock().unwrap().push(line)),
+            Duration::from_millis(20),
+        );
+        (bar, lines)
+    }
+
+    #[test]
+    fn off_a_terminal_a_line_goes_out_every_interval_and_when_the_phase_ends() {
+        let (bar, lines) = recorded(Output::Lines);
+        bar.start("indexing files", 4);
+        bar.chunks_embedded(120);
+        bar.pages_read(3);
+        std::thread::sleep(Duration::from_millis(150));
+        bar.advance(4);
+        bar.finish();
+        let lines = lines.lock().unwrap().clone();
+        assert!(lines.len() >= 3, "{lines:?}");
+        assert!(lines[0].starts_with("indexing files: 0/4, 120 chunks embedded ("));
+        assert!(lines[0].contains(", 3 pages read, "), "{lines:?}");
+        let last = lines.last().unwrap();
+        assert!(
+            last.starts_with("indexing files: 4/4, 120 chunks") && last.contains("done in"),
+            "{last}"
+        );
+    }
+
+    #[test]
+    fn with_json_each_report_is_a_json_line_and_a_finished_phase_says_so() {
+        let (bar, lines) = recorded(Output::Json);
+        bar.start("indexing files", 2);
+        bar.chunks_embedded(7);
+        std::thread::sleep(Duration::from_millis(80));
+        bar.finish();
+        bar.finish();
+        let lines = lines.lock().unwrap().clone();
+        let reports: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert!(reports.len() >= 2, "{lines:?}");
+        assert_eq!(reports[0]["progress"], "indexing files");
+        assert_eq!(reports[0]["chunks_embedded"], 7);
+        assert_eq!(reports[0]["finished"], false);
+        let finished: Vec<_> = reports.iter().filter(|r| r["finished"] == true).collect();
+        assert_eq!(finished.len(), 1, "one last report per phase: {lines:?}");
     }
 }

@@ -73,7 +73,7 @@ pub fn eval(cli: &Cli, home: &ShioriHome, args: &EvalArgs) -> Result<()> {
         &config,
         &access,
         answering.as_ref(),
-        &progress::Bar::default(),
+        &progress::Bar::for_cli(cli.json),
     )?;
     if let Some(file) = run_file {
         let name = format!("shiori-{:?}", config.mode).to_lowercase();

@@ -6,20 +6,30 @@ use crate::{open_engine, output, progress};
 use anyhow::Result;
 use shiori_core::Access;
 use shiori_engine::{
-    adopt_installed_chat_model, drop_adopted_chat_model, init_store, migrate_store, Config, EmbedAs,
+    adopt_installed_chat_model, drop_adopted_chat_model, init_store, migrate_store,
+    save_chat_models, Config, EmbedAs,
 };
 use shiori_models::assets::{self, ShioriHome};
 
 /// `shiori init`: writes `shiori.toml` with the defaults and brings the store's schema up to date.
 pub fn init(cli: &Cli, home: &ShioriHome, args: &InitArgs) -> Result<()> {
     let InitArgs { no_chat_model } = args;
+    let written = cli.data_dir.join(shiori_engine::CONFIG_FILE).is_file();
     let mut config = Config::load(&cli.data_dir)?;
+    let models = config.llm.models.clone();
     let (chat_model, dropped) = if *no_chat_model {
         (None, Some(drop_adopted_chat_model(&mut config)))
     } else {
         (adopt_installed_chat_model(&mut config, home), None)
     };
-    config.save(&cli.data_dir)?;
+    // The user's file is edited where init changed it, and otherwise left as they wrote it.
+    match written {
+        false => config.save(&cli.data_dir)?,
+        true if config.llm.models != models => {
+            save_chat_models(&cli.data_dir, &models, &config.llm.models)?
+        }
+        true => {}
+    }
     let store = init_store(&config)?;
     let mut report =
         serde_json::json!({"data_dir": cli.data_dir, "store": store, "chat_model": chat_model});
@@ -52,7 +62,7 @@ pub fn migrate(cli: &Cli, home: &ShioriHome, args: &MigrateArgs) -> Result<()> {
     let MigrateArgs { from, to } = args;
     let config = Config::load(&cli.data_dir)?;
     let target = config.store.postgres(Some(to))?;
-    let report = migrate_store(from, &target, home, &progress::Bar::default())?;
+    let report = migrate_store(from, &target, home, &progress::Bar::for_cli(cli.json))?;
     output::print(cli.json, &report, || {
         format!(
             "copied {} file(s), {} chunk(s) with their {} vectors in {:.1} s",

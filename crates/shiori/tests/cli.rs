@@ -96,6 +96,36 @@ fn configured_chat_models(data: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
+fn init_writes_a_commented_file_and_run_again_keeps_the_users_own() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    run_json(&data, &["init", "--no-chat-model"]);
+    let config = data.join("shiori.toml");
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(written.starts_with("# Shiori's settings"), "{written}");
+    assert!(
+        written.contains("\n# What `shiori index` (no paths)"),
+        "{written}"
+    );
+
+    let users =
+        "# Our handbook, indexed nightly.\n[ingest]\nsources = [\"handbook\"] # the wiki export\n";
+    std::fs::write(&config, users).unwrap();
+    run_json(&data, &["init", "--no-chat-model"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), users);
+    // With the local model installed (the tests fetch it), init adopts it and adds its table.
+    run_json(&data, &["init"]);
+    let adopted = std::fs::read_to_string(&config).unwrap();
+    assert!(adopted.starts_with(users), "{adopted}");
+    assert!(adopted.contains("[llm.models.local]"), "{adopted}");
+    run_json(&data, &["init", "--no-chat-model"]);
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap().trim_end(),
+        users.trim_end()
+    );
+}
+
+#[test]
 fn init_without_a_chat_model_removes_the_one_init_adopted_and_keeps_configured_ones() {
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("data");

@@ -113,6 +113,14 @@ fn reindexing_skips_unchanged_files_and_drops_deleted_ones(backend: Backend) {
         "{}",
         String::from_utf8_lossy(&reembed.stderr)
     );
+    // Off a terminal, re-embedding says how far it got in chunks (issue 47).
+    let progress = String::from_utf8_lossy(&reembed.stderr);
+    assert!(
+        progress.contains(&format!(
+            "re-embedding chunks: {chunks}/{chunks}, {chunks} chunks embedded"
+        )),
+        "{progress}"
+    );
     let ids = search_ids(&data, "storage quota per workspace", "dense");
     assert_eq!(ids[0], "faq-storage");
 }
@@ -286,6 +294,49 @@ fn a_blank_file_is_a_warning_and_empties_what_it_held() {
     let report = index(&data, &corpus);
     assert_eq!(report["files_indexed"], 1, "{report}");
     assert!(search_ids(&data, "lounge opens", "bm25").is_empty());
+}
+
+/// Issue 47: off a terminal, indexing reports on stderr what takes the time (chunks embedded,
+/// not only files), as text or, with `--json`, as JSON lines a script can read; stdout keeps
+/// the one report.
+#[test]
+fn indexing_reports_its_progress_in_chunks_off_a_terminal() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    copy_fixtures(&corpus);
+    let data = work.path().join("data");
+    let output = command(&data)
+        .args(["--json", "index"])
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let events: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .filter(|event: &serde_json::Value| event.get("progress").is_some())
+        .collect();
+    let last = events
+        .last()
+        .unwrap_or_else(|| panic!("no progress: {stderr}"));
+    assert_eq!(last["progress"], "indexing files", "{stderr}");
+    assert_eq!(last["finished"], true, "{stderr}");
+    assert_eq!(last["done"], report["files_seen"], "{stderr}");
+    let chunks =
+        report["chunks_embedded"].as_u64().unwrap() + report["chunks_cached"].as_u64().unwrap();
+    assert_eq!(last["chunks_embedded"], chunks, "{stderr}");
+
+    std::fs::write(corpus.join("new.md"), "# New\n\nThe new wing opens in May.").unwrap();
+    let output = command(&data).arg("index").arg(&corpus).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("indexing files: ")
+            && stderr.contains(", 1 chunks embedded (")
+            && stderr.contains("done in"),
+        "{stderr}"
+    );
 }
 
 #[test]

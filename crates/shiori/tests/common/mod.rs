@@ -134,7 +134,8 @@ pub fn run(data_dir: &Path, args: &[&str]) -> Output {
     command(data_dir).args(args).output().unwrap()
 }
 
-/// Runs a command with `--json`, asserts it succeeded and parses its output.
+/// Runs a command with `--json`, asserts it succeeded and printed no path of this machine,
+/// and parses its output.
 pub fn run_json(data_dir: &Path, args: &[&str]) -> Value {
     let output = command(data_dir).arg("--json").args(args).output().unwrap();
     assert!(
@@ -142,6 +143,10 @@ pub fn run_json(data_dir: &Path, args: &[&str]) -> Value {
         "shiori {args:?} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // `init` reports the data directory it was given, which the tests give absolute.
+    if args.first() != Some(&"init") {
+        assert_no_machine_paths(&format!("shiori {args:?}"), &output.stdout);
+    }
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
             "shiori {args:?} printed no JSON ({e}): {}",
@@ -240,6 +245,26 @@ pub fn indexed_faq(work: &Path) -> PathBuf {
     data
 }
 
+/// Asserts that `output` names no folder of this machine: neither a test's temporary folder
+/// (where its data directory and documents live) nor the checkout (fixtures, datasets).
+/// Documents are shown relative to the source root or from their folder's name (issue 47).
+#[track_caller]
+pub fn assert_no_machine_paths(what: &str, output: &[u8]) {
+    let output = String::from_utf8_lossy(output);
+    let temporary = std::env::temp_dir().join(".tmp");
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let checkout = checkout.canonicalize().unwrap();
+    for machine in [
+        temporary.display().to_string(),
+        checkout.display().to_string(),
+    ] {
+        if let Some(at) = output.find(&machine) {
+            let shown: String = output[at..].chars().take(120).collect();
+            panic!("{what} printed a path of the machine: …{shown}");
+        }
+    }
+}
+
 /// One HTTP/1.1 exchange over a fresh connection; returns the status and the body.
 pub fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
     let (status, _, body) = http_with_head(addr, method, path, headers, body);
@@ -270,5 +295,6 @@ pub fn http_with_head(
     stream.read_to_string(&mut response).unwrap();
     let status = response[9..12].parse().unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    assert_no_machine_paths(&format!("{method} {path}"), body.as_bytes());
     (status, head.to_string(), body.to_string())
 }
