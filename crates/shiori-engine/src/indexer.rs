@@ -1,12 +1,11 @@
 use crate::groups::{narrow_groups, sidecar_groups};
+use crate::readers::ProjectReaders;
 use crate::remote::SourceSync;
 use crate::stamp::{read_by_this_reader, stamped_hash};
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
-use shiori_core::{
-    joined_groups, normal_group, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder, Filters,
-};
+use shiori_core::{normal_group, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder, Filters};
 use shiori_ingest::{
     chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, ChunkError,
     DiscoveredFile, IngestError, IngestFailure, LoadedFile, WalkOptions, Walked,
@@ -58,13 +57,36 @@ pub(crate) struct Scope {
     pub project: Option<ProjectStamp>,
 }
 
+/// What decides who reads a file of a run: the run's project (for its metadata), every project
+/// holding the file (their groups narrow it, whichever project indexes it), and the groups keys
+/// have (a file naming others is reported).
+#[derive(Clone, Copy)]
+pub(crate) struct Readership<'a> {
+    pub project: Option<&'a ProjectStamp>,
+    pub readers: &'a ProjectReaders,
+    pub known: Option<&'a BTreeSet<String>>,
+}
+
+/// The layers of groups a file's documents are narrowed by: its `.NAME.groups` and the
+/// projects holding it.
+#[derive(Clone, Copy)]
+pub(crate) struct FileGroups<'a> {
+    pub sidecar: Option<&'a str>,
+    pub projects: Option<&'a str>,
+}
+
+impl FileGroups<'_> {
+    /// `hash` stamped with these groups: a change of either reads the file again.
+    pub(crate) fn stamp(&self, hash: String) -> String {
+        stamped_hash(hash, [self.sidecar, self.projects])
+    }
+}
+
 /// The metadata a project adds to each of its documents and chunks.
 pub(crate) struct ProjectStamp {
     pub name: String,
     pub doc_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
-    /// The project's `groups`, in stored form; empty when everyone may read it.
-    pub groups: String,
 }
 
 impl ProjectStamp {
@@ -73,13 +95,7 @@ impl ProjectStamp {
             name: name.to_string(),
             doc_type: project.doc_type.clone(),
             metadata: project.metadata.clone(),
-            groups: joined_groups(project.groups.iter().map(String::as_str)),
         }
-    }
-
-    /// The project's groups in stored form; `None` when everyone may read it.
-    pub(crate) fn groups(&self) -> Option<&str> {
-        Some(self.groups.as_str()).filter(|groups| !groups.is_empty())
     }
 
     /// Adds the project's metadata; its `doc_type` replaces the loader's, which is kept as
@@ -311,7 +327,7 @@ impl Engine {
         let Walked {
             files,
             failures: walk_failures,
-            unreadable,
+            skipped,
         } = discover(&scope.paths, &scope.walk)?;
         let mut report = IndexReport {
             files_seen: files.len() + walk_failures.len(),
@@ -320,7 +336,7 @@ impl Engine {
                 .cloned()
                 .map(IndexFailure::from)
                 .collect(),
-            warnings: unreadable.into_iter().map(IndexFailure::from).collect(),
+            warnings: skipped.into_iter().map(IndexFailure::from).collect(),
             ..IndexReport::default()
         };
 
@@ -343,18 +359,21 @@ impl Engine {
         let (streamed, whole): (Vec<_>, Vec<_>) = candidates
             .into_iter()
             .partition(|(file, _)| is_streamed(&file.path));
+        let readers = ProjectReaders::new(&self.config, &self.data_dir, |project| {
+            self.walk_options(Some(project))
+        });
+        let known = self.known_groups();
+        let readership = Readership {
+            project: scope.project.as_ref(),
+            readers: &readers,
+            known: known.as_ref(),
+        };
         for batch in whole.chunks(FILES_PER_BATCH) {
-            self.index_batch(batch, scope.project.as_ref(), &mut report, progress)?;
+            self.index_batch(batch, readership, &mut report, progress)?;
             progress.advance(batch.len() as u64);
         }
         for (file, record) in &streamed {
-            self.index_streamed(
-                file,
-                record.as_ref(),
-                scope.project.as_ref(),
-                &mut report,
-                progress,
-            )?;
+            self.index_streamed(file, record.as_ref(), readership, &mut report, progress)?;
             progress.advance(1);
         }
         progress.finish();
@@ -372,8 +391,8 @@ impl Engine {
 
     /// Stored files under one of `paths` that this walk no longer takes: gone from disk, or
     /// still there but indexed through this run's project (`owner`, none for plain paths) and
-    /// now excluded. A file another project indexed stays, so nested or overlapping project
-    /// folders do not drop each other's files.
+    /// now excluded; and the project's files under none of `paths`. A file another project
+    /// indexed stays, so nested or overlapping project folders do not drop each other's files.
     fn vanished_files(
         &self,
         paths: &[PathBuf],
@@ -407,6 +426,19 @@ impl Engine {
                 removals.push(FileChange::Remove { path: stored });
             }
         }
+        // A project's file under none of its folders came in through a link that led out of
+        // them, which walks no longer follow: it goes.
+        if let Some(name) = owner {
+            let theirs = Filters {
+                projects: vec![name.to_string()],
+                ..Filters::default()
+            };
+            for stored in self.store.file_paths(&theirs)? {
+                if !under_root(&stored) {
+                    removals.push(FileChange::Remove { path: stored });
+                }
+            }
+        }
         Ok(removals)
     }
 
@@ -437,19 +469,24 @@ impl Engine {
     fn index_batch(
         &mut self,
         batch: &[(DiscoveredFile, Option<FileRecord>)],
-        project: Option<&ProjectStamp>,
+        readership: Readership<'_>,
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<(), EngineError> {
         let chunker = &self.config.chunker;
         let embedder = self.embedder.as_ref();
-        let known_groups = self.known_groups();
         let loading = Instant::now();
         let prepared: Vec<Result<Prepared, IndexFailure>> = batch
             .par_iter()
             .map(|(file, record)| {
-                let grouping = (project, known_groups.as_ref());
-                prepare(file, record.as_ref(), chunker, embedder, grouping, progress)
+                prepare(
+                    file,
+                    record.as_ref(),
+                    chunker,
+                    embedder,
+                    readership,
+                    progress,
+                )
             })
             .collect();
         report.stages.load_ms += ms(loading.elapsed());
@@ -535,7 +572,7 @@ fn prepare(
     record: Option<&FileRecord>,
     chunker: &shiori_core::ChunkerConfig,
     embedder: &dyn Embedder,
-    (project, known_groups): (Option<&ProjectStamp>, Option<&BTreeSet<String>>),
+    readership: Readership<'_>,
     progress: &dyn Progress,
 ) -> Result<Prepared, IndexFailure> {
     let path = file.path.display().to_string();
@@ -545,13 +582,15 @@ fn prepare(
     };
     let read_at_ns = unix_nanos(SystemTime::now());
     let bytes = std::fs::read(&file.path).map_err(|e| failure(e.to_string()))?;
-    let groups = sidecar_groups(&file.path).map_err(|e| failure(e.to_string()))?;
+    let sidecar = sidecar_groups(&file.path).map_err(|e| failure(e.to_string()))?;
+    let projects = readership.readers.groups_of(&file.path);
+    let groups = FileGroups {
+        sidecar: sidecar.as_deref(),
+        projects: projects.as_deref(),
+    };
     let file_record = FileRecord {
         path: path.clone(),
-        content_hash: stamped_hash(
-            content_hash(&bytes),
-            [groups.as_deref(), project.and_then(ProjectStamp::groups)],
-        ),
+        content_hash: groups.stamp(content_hash(&bytes)),
         size: file.size,
         modified_ns: file.modified_ns,
         read_at_ns,
@@ -575,15 +614,8 @@ fn prepare(
         }
         Err(error) => return Err(failure(without_path(&error.to_string(), &path))),
     };
-    let chunked = chunk_loaded(
-        &mut loaded,
-        groups.as_deref(),
-        project,
-        known_groups,
-        chunker,
-        embedder,
-    )
-    .map_err(|error| failure(error.to_string()))?;
+    let chunked = chunk_loaded(&mut loaded, groups, readership, chunker, embedder)
+        .map_err(|error| failure(error.to_string()))?;
     Ok(Prepared::Changed(ChangedFile {
         record: file_record,
         documents: loaded.documents,
@@ -613,15 +645,13 @@ pub(crate) struct Chunked {
 /// wrong size fails its record. An error fails the whole file.
 pub(crate) fn chunk_loaded(
     loaded: &mut LoadedFile,
-    file_groups: Option<&str>,
-    project: Option<&ProjectStamp>,
-    known_groups: Option<&BTreeSet<String>>,
+    groups: FileGroups<'_>,
+    readership: Readership<'_>,
     chunker: &ChunkerConfig,
     embedder: &dyn Embedder,
 ) -> Result<Chunked, ChunkError> {
     let mut failures = take_vectors_that_fit(loaded, embedder.dimension());
-    let project_groups = project.and_then(ProjectStamp::groups);
-    let grouping = narrow_groups(loaded, file_groups, project_groups, known_groups);
+    let grouping = narrow_groups(loaded, groups.sidecar, groups.projects, readership.known);
     failures.extend(grouping.failures);
     let whole = ChunkerConfig {
         kind: ChunkerKind::Record,
@@ -635,7 +665,7 @@ pub(crate) fn chunk_loaded(
         chunks.extend(pieces.into_iter().map(|chunk| (chunk, vector.clone())));
     }
     // Stamped after chunking: the chunkers read the loader's `doc_type`.
-    if let Some(project) = project {
+    if let Some(project) = readership.project {
         for document in &mut loaded.documents {
             project.stamp(&mut document.metadata);
         }

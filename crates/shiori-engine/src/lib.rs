@@ -14,6 +14,7 @@ mod generation;
 mod groups;
 mod indexer;
 mod query;
+mod readers;
 mod remote;
 mod shown_paths;
 mod sources;

@@ -4,9 +4,8 @@
 
 use crate::groups::sidecar_groups;
 use crate::indexer::{
-    chunk_loaded, ms, without_path, IndexFailure, IndexReport, Progress, ProjectStamp,
+    chunk_loaded, ms, without_path, FileGroups, IndexFailure, IndexReport, Progress, Readership,
 };
-use crate::stamp::stamped_hash;
 use crate::{Engine, EngineError};
 use rayon::prelude::*;
 use shiori_ingest::{
@@ -27,7 +26,7 @@ impl Engine {
         &mut self,
         file: &DiscoveredFile,
         stored: Option<&FileRecord>,
-        project: Option<&ProjectStamp>,
+        readership: Readership<'_>,
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<(), EngineError> {
@@ -39,7 +38,8 @@ impl Engine {
             })
         };
         let read_at_ns = unix_nanos(SystemTime::now());
-        let (hash, groups) = match hash_and_groups(&file.path, project) {
+        let projects = readership.readers.groups_of(&file.path);
+        let (hash, sidecar) = match hash_and_groups(&file.path, projects.as_deref()) {
             Ok(found) => found,
             Err(error) => {
                 fail(report, error.to_string());
@@ -79,8 +79,12 @@ impl Engine {
                     return Ok(());
                 }
             };
+            let groups = FileGroups {
+                sidecar: sidecar.as_deref(),
+                projects: projects.as_deref(),
+            };
             let Some(change) =
-                self.prepare_part(&path, part, groups.as_deref(), project, report, progress)?
+                self.prepare_part(&path, part, (groups, readership), report, progress)?
             else {
                 return Ok(());
             };
@@ -117,28 +121,19 @@ impl Engine {
         &self,
         path: &str,
         mut part: LoadedFile,
-        groups: Option<&str>,
-        project: Option<&ProjectStamp>,
+        (groups, readership): (FileGroups<'_>, Readership<'_>),
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<Option<PreparedPart>, EngineError> {
         let chunker = &self.config.chunker;
         let embedder = self.embedder.as_ref();
-        let known_groups = self.known_groups();
         report
             .failures
             .extend(part.record_failures.drain(..).map(IndexFailure::from));
         let pieces: Result<Vec<_>, ChunkError> = split_evenly(part)
             .into_par_iter()
             .map(|mut slice| {
-                let chunked = chunk_loaded(
-                    &mut slice,
-                    groups,
-                    project,
-                    known_groups.as_ref(),
-                    chunker,
-                    embedder,
-                )?;
+                let chunked = chunk_loaded(&mut slice, groups, readership, chunker, embedder)?;
                 Ok((slice.documents, chunked))
             })
             .collect();
@@ -202,12 +197,12 @@ fn split_evenly(mut part: LoadedFile) -> Vec<LoadedFile> {
 /// groups its sidecar gives it.
 fn hash_and_groups(
     path: &Path,
-    project: Option<&ProjectStamp>,
+    projects: Option<&str>,
 ) -> std::io::Result<(String, Option<String>)> {
-    let groups = sidecar_groups(path)?;
-    let hash = stamped_hash(
-        file_content_hash(path)?,
-        [groups.as_deref(), project.and_then(ProjectStamp::groups)],
-    );
-    Ok((hash, groups))
+    let sidecar = sidecar_groups(path)?;
+    let groups = FileGroups {
+        sidecar: sidecar.as_deref(),
+        projects,
+    };
+    Ok((groups.stamp(file_content_hash(path)?), sidecar))
 }

@@ -54,7 +54,7 @@ pub fn discover(roots: &[PathBuf], options: &WalkOptions) -> Result<Walked, Inge
         max_file_bytes: options.max_file_bytes,
         files: BTreeMap::new(),
         failures: Vec::new(),
-        unreadable: Vec::new(),
+        skipped: Vec::new(),
     };
     for root in roots {
         let metadata = fs::metadata(root).map_err(|source| match source.kind() {
@@ -73,7 +73,7 @@ pub fn discover(roots: &[PathBuf], options: &WalkOptions) -> Result<Walked, Inge
     Ok(Walked {
         files: found.files.into_values().collect(),
         failures: sorted(found.failures),
-        unreadable: sorted(found.unreadable),
+        skipped: sorted(found.skipped),
     })
 }
 
@@ -83,10 +83,10 @@ pub struct Walked {
     pub files: Vec<DiscoveredFile>,
     /// Files it should have taken but cannot use (too large, unreadable).
     pub failures: Vec<IngestFailure>,
-    /// Documents in a format Shiori has no reader for (`.doc`, `.rtf`, …), with the format to
-    /// save them in: a folder walk takes only files it can read, and these would otherwise be
-    /// left out without a word.
-    pub unreadable: Vec<IngestFailure>,
+    /// What a folder walk left out that the user should hear of: documents in a format Shiori
+    /// has no reader for (`.doc`, `.rtf`, …, with the format to save them in), and links that
+    /// lead out of the folder (which are not followed).
+    pub skipped: Vec<IngestFailure>,
 }
 
 fn sorted(mut failures: Vec<IngestFailure>) -> Vec<IngestFailure> {
@@ -198,10 +198,21 @@ fn glob_set(patterns: &[String]) -> Result<Option<GlobSet>, IngestError> {
 }
 
 fn walk_folder(root: &Path, filter: &Filter, found: &mut Found) {
+    let inside = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut links_out = Vec::new();
     let walker = WalkDir::new(root)
         .follow_links(true)
         .into_iter()
-        .filter_entry(|entry| entry.depth() == 0 || !skipped(entry, root, filter));
+        .filter_entry(|entry| {
+            if entry.depth() == 0 {
+                return true;
+            }
+            if let Some(link) = link_out_of(entry, &inside) {
+                links_out.push(link);
+                return false;
+            }
+            !skipped(entry, root, filter)
+        });
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -228,7 +239,7 @@ fn walk_folder(root: &Path, filter: &Filter, found: &mut Found) {
         }
         if !filter.includes(relative, name, entry.path()) {
             if let (None, Some(reason)) = (&filter.include, unreadable_format(entry.path())) {
-                found.unreadable.push(IngestFailure {
+                found.skipped.push(IngestFailure {
                     path: fs::canonicalize(entry.path()).unwrap_or(entry.path().to_path_buf()),
                     reason: reason.to_string(),
                 });
@@ -243,6 +254,21 @@ fn walk_folder(root: &Path, filter: &Filter, found: &mut Found) {
             }),
         }
     }
+    found.skipped.extend(links_out);
+}
+
+/// A link whose target lies outside the walked folder (`inside`, canonical): following it
+/// would index files from wherever anyone who can write in the folder points, under the
+/// folder's readers. A link within the folder is followed.
+fn link_out_of(entry: &DirEntry, inside: &Path) -> Option<IngestFailure> {
+    if !entry.path_is_symlink() {
+        return None;
+    }
+    let target = fs::canonicalize(entry.path()).ok()?;
+    (!target.starts_with(inside)).then(|| IngestFailure {
+        path: entry.path().to_path_buf(),
+        reason: "a link to outside the folder, not followed".to_string(),
+    })
 }
 
 /// Hidden entries (`.git`, `.shiori`, editor lock files), Office lock files (`~$report.docx`,
@@ -262,7 +288,7 @@ struct Found {
     /// Keyed by canonical path: overlapping roots and symlinks must not load a file twice.
     files: BTreeMap<PathBuf, DiscoveredFile>,
     failures: Vec<IngestFailure>,
-    unreadable: Vec<IngestFailure>,
+    skipped: Vec<IngestFailure>,
 }
 
 impl Found {
@@ -401,12 +427,12 @@ mod tests {
         let Walked {
             files,
             failures,
-            unreadable,
+            skipped,
         } = discover(&[dir.path().join("docs")], &options).expect("discover");
         assert!(failures.is_empty(), "{failures:?}");
         // A document Shiori cannot read is left out, and said to be.
-        let [doc] = unreadable.as_slice() else {
-            panic!("expected c.doc alone, got {unreadable:?}");
+        let [doc] = skipped.as_slice() else {
+            panic!("expected c.doc alone, got {skipped:?}");
         };
         assert!(doc.path.ends_with("docs/c.doc"), "{doc:?}");
         assert!(doc.reason.contains("save it as .docx"), "{doc:?}");
@@ -482,6 +508,25 @@ mod tests {
             failure.reason,
             "file too large: 1.5 MB exceeds the 1.0 MB limit"
         );
+    }
+
+    #[test]
+    fn links_are_followed_inside_the_folder_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (name, text) in [("docs/guide/a.md", "# A"), ("secrets/b.md", "# B")] {
+            let path = dir.path().join(name);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, text).expect("write");
+        }
+        let docs = dir.path().join("docs");
+        std::os::unix::fs::symlink("guide", docs.join("same-guide")).expect("link");
+        std::os::unix::fs::symlink("../secrets", docs.join("team")).expect("link");
+        std::os::unix::fs::symlink("../secrets/b.md", docs.join("b.md")).expect("link");
+        let walked = discover(&[docs.clone()], &WalkOptions::default()).expect("discover");
+        assert_eq!(names(&dir, &walked.files), ["docs/guide/a.md"]);
+        let left_out: Vec<_> = walked.skipped.iter().map(|s| s.path.clone()).collect();
+        assert_eq!(left_out, [docs.join("b.md"), docs.join("team")]);
+        assert!(walked.skipped[0].reason.contains("not followed"));
     }
 
     #[test]

@@ -19,7 +19,92 @@ const KEYS: [(&str, &str, &str); 3] = [
     ("sales", "SHIORI_TEST_KEY_SALES", "sales-secret"),
 ];
 
-backend_tests!(each_key_reads_only_its_groups_documents);
+backend_tests!(
+    each_key_reads_only_its_groups_documents,
+    a_file_two_projects_hold_is_read_as_both_allow,
+);
+
+/// Issue 48: a file inside two projects (`company = docs`, `hr = docs/hr` with groups) is
+/// read only as both allow, whichever project indexes it and however often it changes, and a
+/// link out of a project's folder (`allstaff/team -> ../docs/hr`) is not followed (it is
+/// reported), so the HR file never takes an open project's readers.
+fn a_file_two_projects_hold_is_read_as_both_allow(backend: Backend) {
+    let store = test_store(backend);
+    let work = store.work.path();
+    let write = |path: &str, text: &str| {
+        let path = work.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "docs/handbook.md",
+        "# Handbook\n\nThe office opens at nine.\n",
+    );
+    write(
+        "docs/hr/medical.md",
+        "# Medical record\n\nEmployee 42 is on medical leave for a knee operation.\n",
+    );
+    std::fs::create_dir_all(work.join("allstaff")).unwrap();
+    std::os::unix::fs::symlink("../docs/hr", work.join("allstaff/team")).unwrap();
+    append_config(
+        &store.data,
+        r#"
+[projects.allstaff]
+paths = ["allstaff"]
+
+[projects.company]
+paths = ["docs"]
+
+[projects.hr]
+paths = ["docs/hr"]
+groups = ["hr"]
+
+[[auth.keys]]
+name = "staff"
+env = "SHIORI_TEST_KEY_STAFF"
+groups = ["staff"]
+
+[[auth.keys]]
+name = "hr"
+env = "SHIORI_TEST_KEY_HR"
+groups = ["hr"]
+"#,
+    );
+    let sources = |key: &str| -> Vec<String> {
+        let found = run_json(
+            &store.data,
+            &["search", "medical leave knee operation", "--as", key],
+        );
+        let hits = found["hits"].as_array().unwrap().iter();
+        hits.map(|hit| hit["source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let report = run_json(&store.data, &["index"]);
+    let link = report["warnings"].as_array().unwrap().iter().find(|w| {
+        w["path"] == "allstaff/team" && w["reason"].as_str().unwrap().contains("not followed")
+    });
+    assert!(link.is_some(), "the link out is reported: {report}");
+    for round in 0..2 {
+        assert_eq!(
+            sources("hr").first().map(String::as_str),
+            Some("docs/hr/medical.md")
+        );
+        let staff = sources("staff");
+        assert!(
+            staff.iter().all(|source| !source.contains("medical")),
+            "round {round}: {staff:?}"
+        );
+        // An edit makes the first project by name read the file again; once its stamp is
+        // older than the coarsest mtime tick, the next projects see it unchanged by size and
+        // time (the groups it got must already be right).
+        write(
+            "docs/hr/medical.md",
+            "# Medical record\n\nEmployee 42 is on medical leave for a knee operation until May.\n",
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+        run_json(&store.data, &["index"]);
+    }
+}
 
 fn each_key_reads_only_its_groups_documents(backend: Backend) {
     let store = test_store(backend);

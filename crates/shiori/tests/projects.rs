@@ -238,3 +238,34 @@ fn a_file_both_a_project_and_the_plain_sources_reach_keeps_its_project() {
         "{scoped}"
     );
 }
+
+/// Issue 48: a project's files outside its folders (its `paths` shrank, or a link once led out
+/// of them) are dropped by its next run, not kept and served under its readers.
+#[test]
+fn a_project_drops_its_files_outside_its_folders() {
+    let work = tempfile::tempdir().unwrap();
+    write(
+        &work.path().join("team/notes.md"),
+        "# Notes\n\nStand-up is at ten.",
+    );
+    write(
+        &work.path().join("archive/old.md"),
+        "# Old plan\n\nThe retired plan called for weekly audits.",
+    );
+    let data = work.path().join("data");
+    run_json(&data, &["init", "--no-chat-model"]);
+    append_config(&data, "[projects.team]\npaths = [\"team\", \"archive\"]\n");
+    run_json(&data, &["index"]);
+    let found = |query: &str| sources(&run_json(&data, &["search", query, "--mode", "bm25"]));
+    assert_eq!(found("retired plan weekly audits")[0], "archive/old.md");
+
+    append_config(&data, "[projects.team]\npaths = [\"team\"]\n");
+    let report = run_json(&data, &["index"]);
+    assert_eq!(report["files_removed"], 1, "{report}");
+    assert!(
+        found("retired plan weekly audits")
+            .iter()
+            .all(|source| source != "archive/old.md"),
+        "the archive left the project"
+    );
+}
