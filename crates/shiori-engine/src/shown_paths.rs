@@ -155,8 +155,19 @@ impl ShownPaths {
     /// `filters` with shown paths turned into stored ones: a relative `source_prefix` is taken
     /// from the folder it is shown from, and each document id is also looked for as a file.
     /// Filters match shown paths only: an absolute `source_prefix` or document id is refused,
-    /// since whether it matched would tell a caller where the server keeps its files.
+    /// since whether it matched would tell a caller where the server keeps its files. A
+    /// metadata key no store can match (a quote, a backslash) is refused too.
     pub fn stored_filters(&self, filters: &Filters) -> Result<Filters, EngineError> {
+        // A store matches a key inside a quoted JSON path, where these would break out of it.
+        let unmatchable = |key: &&String| {
+            key.is_empty() || key.chars().any(|c| c == '"' || c == '\\' || c.is_control())
+        };
+        if let Some(key) = filters.metadata.keys().find(unmatchable) {
+            return Err(EngineError::Invalid(format!(
+                "filters.metadata: {key:?} is not a metadata key (a key is not empty and holds no \
+                 quote, backslash or control character)"
+            )));
+        }
         let absolute = |field: &str, path: &str| {
             EngineError::Invalid(format!(
                 "filters.{field}: {path:?} is an absolute path; give paths as results show them \
@@ -371,6 +382,27 @@ mod tests {
                 "{refused:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_metadata_key_that_would_break_a_json_path_is_refused() {
+        let shown = shown();
+        for key in ["a\\b", "say \"hi\"", "", "tab\there"] {
+            let filters = Filters {
+                metadata: [(key.to_string(), "x".to_string())].into(),
+                ..Filters::default()
+            };
+            let refused = shown.stored_filters(&filters);
+            assert!(
+                matches!(&refused, Err(EngineError::Invalid(m)) if m.starts_with("filters.metadata")),
+                "{key:?}: {refused:?}"
+            );
+        }
+        let japanese = Filters {
+            metadata: [("部署".to_string(), "人事".to_string())].into(),
+            ..Filters::default()
+        };
+        assert!(shown.stored_filters(&japanese).is_ok());
     }
 
     #[test]

@@ -2,6 +2,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use shiori_engine::EngineError;
+use shiori_store::StoreError;
 use thiserror::Error;
 
 /// How long a client is asked to wait when the database cannot be reached: about the time a
@@ -75,6 +76,8 @@ impl ApiError {
             }
             ApiError::Engine(EngineError::Invalid(_)) => StatusCode::BAD_REQUEST,
             ApiError::Engine(EngineError::UnknownConversation(_)) => StatusCode::NOT_FOUND,
+            // Another process (`shiori index`) writes the index: retry when it is done.
+            ApiError::Engine(EngineError::Store(StoreError::Busy { .. })) => StatusCode::CONFLICT,
             ApiError::Engine(error) if error.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Engine(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -97,6 +100,7 @@ impl ApiError {
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::Engine(EngineError::Invalid(_)) => "bad_request",
             ApiError::Engine(EngineError::UnknownConversation(_)) => "not_found",
+            ApiError::Engine(EngineError::Store(StoreError::Busy { .. })) => "conflict",
             ApiError::Engine(error) if error.is_unavailable() => "database_unavailable",
             ApiError::Engine(_) => "engine_error",
             ApiError::Internal(_) => "internal",
@@ -168,5 +172,21 @@ impl IntoResponse for ApiError {
 impl From<tokio::task::JoinError> for ApiError {
     fn from(error: tokio::task::JoinError) -> Self {
         ApiError::Internal(format!("a worker task failed: {error}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 48: a write refused because another process holds the index's writer lock (`shiori
+    /// index --watch`) is a conflict to retry, not a server error.
+    #[test]
+    fn a_store_busy_with_another_writer_is_a_conflict() {
+        let busy = ApiError::Engine(EngineError::Store(StoreError::Busy {
+            path: "data".into(),
+        }));
+        assert_eq!(busy.status(), StatusCode::CONFLICT);
+        assert_eq!(busy.code(), "conflict");
     }
 }
