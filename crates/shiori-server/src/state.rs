@@ -138,6 +138,13 @@ impl AppState {
         std::fs::create_dir_all(&uploads_dir).map_err(io_error)?;
         // Indexed paths are canonical; the uploads folder must compare equal to them.
         let uploads_dir = uploads_dir.canonicalize().map_err(io_error)?;
+        for name in crate::uploads::quarantine_leftovers(&uploads_dir).map_err(io_error)? {
+            tracing::warn!(
+                "the upload {name} was being indexed when the server stopped; it is moved to \
+                 uploads/{}/ and not indexed (upload it again once it is fixed, or delete it)",
+                crate::uploads::QUARANTINE_DIR
+            );
+        }
         let commits = pin(&engine)?;
         let index_pool = rayon::ThreadPoolBuilder::new()
             .num_threads(options.index_threads.max(1))

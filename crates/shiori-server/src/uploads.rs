@@ -2,7 +2,7 @@
 //! names are sanitised so that no upload can land anywhere else.
 
 use crate::error::ApiError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub const UPLOADS_DIR: &str = "uploads";
 /// Leaves room under the usual 255-byte name limit for the temporary name's affixes.
@@ -66,9 +66,87 @@ pub fn checked_id(id: &str) -> Result<String, ApiError> {
     }
 }
 
+/// Where uploads a write died on are moved at start: hidden, so no walk takes them.
+pub const QUARANTINE_DIR: &str = ".quarantine";
+
+/// The marker kept beside an upload while a write indexes it: one still there when a server
+/// starts means the write died on that file (a decompression bomb, say), which every later
+/// write would otherwise read again.
+fn pending_marker(uploads: &Path, name: &str) -> PathBuf {
+    uploads.join(format!(".{name}.pending"))
+}
+
+/// Marks `names` as being indexed.
+pub fn mark_pending<'a>(
+    uploads: &Path,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), ApiError> {
+    for name in names {
+        let marker = pending_marker(uploads, name);
+        std::fs::write(&marker, b"")
+            .map_err(|e| ApiError::Internal(format!("{}: {e}", marker.display())))?;
+    }
+    Ok(())
+}
+
+/// Clears the marks of `names` once their write ended, indexed or not.
+pub fn clear_pending<'a>(uploads: &Path, names: impl IntoIterator<Item = &'a str>) {
+    for name in names {
+        // A marker already gone is what this wants.
+        let _ = std::fs::remove_file(pending_marker(uploads, name));
+    }
+}
+
+/// Moves each upload still marked as being indexed (with its groups file) into
+/// [`QUARANTINE_DIR`], so a file a write died on is not read again by every later write;
+/// returns their names for the report.
+pub fn quarantine_leftovers(uploads: &Path) -> std::io::Result<Vec<String>> {
+    let mut moved = Vec::new();
+    for entry in std::fs::read_dir(uploads)? {
+        let marker = entry?.file_name().to_string_lossy().into_owned();
+        let Some(name) = marker
+            .strip_prefix('.')
+            .and_then(|rest| rest.strip_suffix(".pending"))
+        else {
+            continue;
+        };
+        let quarantine = uploads.join(QUARANTINE_DIR);
+        std::fs::create_dir_all(&quarantine)?;
+        let upload = uploads.join(name);
+        let beside = shiori_engine::groups_file(&upload);
+        for file in std::iter::once(upload).chain(beside) {
+            if let Some(file_name) = file.file_name().filter(|_| file.exists()) {
+                std::fs::rename(&file, quarantine.join(file_name))?;
+            }
+        }
+        std::fs::remove_file(uploads.join(&marker))?;
+        moved.push(name.to_string());
+    }
+    moved.sort();
+    Ok(moved)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_upload_a_write_died_on_is_quarantined_with_its_groups() {
+        let uploads = tempfile::tempdir().unwrap();
+        let dir = uploads.path();
+        std::fs::write(dir.join("bomb.pdf"), b"%PDF").unwrap();
+        std::fs::write(dir.join(".bomb.pdf.groups"), b"hr").unwrap();
+        std::fs::write(dir.join("fine.md"), b"# Fine").unwrap();
+        mark_pending(dir, ["bomb.pdf", "fine.md"]).unwrap();
+        clear_pending(dir, ["fine.md"]);
+        assert_eq!(quarantine_leftovers(dir).unwrap(), ["bomb.pdf"]);
+        let quarantine = dir.join(QUARANTINE_DIR);
+        assert!(quarantine.join("bomb.pdf").is_file());
+        assert!(quarantine.join(".bomb.pdf.groups").is_file());
+        assert!(!dir.join("bomb.pdf").exists() && !dir.join(".bomb.pdf.pending").exists());
+        assert!(dir.join("fine.md").is_file());
+        assert!(quarantine_leftovers(dir).unwrap().is_empty(), "once");
+    }
 
     #[test]
     fn keeps_names_inside_the_uploads_folder() {

@@ -255,6 +255,15 @@ async fn a_file_that_cannot_be_indexed_is_not_a_success_and_not_kept() {
         2,
         "{body}"
     );
+    let marks: Vec<_> = std::fs::read_dir(&uploads)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".pending"))
+        .collect();
+    assert!(
+        marks.is_empty(),
+        "a write that ended leaves no mark: {marks:?}"
+    );
 
     // The next upload reports only its own outcome.
     let (status, body) = upload(
@@ -270,4 +279,25 @@ async fn a_file_that_cannot_be_indexed_is_not_a_success_and_not_kept() {
         answer["answer"].as_str().unwrap().contains("weekends"),
         "{answer}"
     );
+}
+
+/// Issue 48: an upload a write died on (the process killed mid-index, a decompression bomb)
+/// is quarantined when the server next starts, instead of being read again by every write.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upload_a_write_died_on_is_quarantined_at_start() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    let uploads = data.join("uploads");
+    std::fs::create_dir_all(&uploads).unwrap();
+    write_config(&data, &[]);
+    std::fs::write(uploads.join("bomb.md"), "# Bomb\n\nThe write died on this.").unwrap();
+    std::fs::write(uploads.join(".bomb.md.pending"), "").unwrap();
+    std::fs::write(uploads.join("fine.md"), "# Fine\n\nThis one was indexed.").unwrap();
+    let home = shiori_models::assets::ShioriHome::from_env().unwrap();
+    let engine = shiori_engine::Engine::open(&data, &home).unwrap();
+    let _server = shiori_server::Server::new(engine, ServerOptions::default()).unwrap();
+    assert!(!uploads.join("bomb.md").exists());
+    assert!(!uploads.join(".bomb.md.pending").exists());
+    assert!(uploads.join(".quarantine/bomb.md").is_file());
+    assert!(uploads.join("fine.md").is_file());
 }

@@ -3,7 +3,7 @@
 use super::index::require_admin;
 use crate::error::ApiError;
 use crate::state::SharedState;
-use crate::uploads::{checked_id, sanitize_name};
+use crate::uploads::{checked_id, clear_pending, mark_pending, sanitize_name};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -102,11 +102,16 @@ pub async fn upload(
     }
     let (outcomes, report) = state
         .write("upload", move |engine, progress| {
+            let names = || files.iter().map(|(name, _)| name.as_str());
+            mark_pending(&uploads, names())?;
             for (name, bytes) in &files {
                 save_groups(&uploads.join(name), groups.as_deref())?;
                 save(&uploads, name, bytes)?;
             }
-            let mut report = engine.index(std::slice::from_ref(&uploads), progress)?;
+            let indexed = engine.index(std::slice::from_ref(&uploads), progress);
+            // The write ended (a failure is reported); only a process that dies leaves a mark.
+            clear_pending(&uploads, names());
+            let mut report = indexed?;
             let outcomes = outcomes_of(engine, &files, &uploads, &mut report)?;
             let failed: Vec<&UploadOutcome> =
                 outcomes.iter().filter(|o| o.status == FAILED).collect();
