@@ -240,6 +240,15 @@ fn check_stats(api: &Api) {
     assert_eq!((sales_files, sales_documents), (files - 3, documents - 4));
     assert_eq!((hr_files, hr_documents), (files - 1, documents - 1));
     assert!(sales_chunks < chunks);
+    // Writes are an admin's: when one ran (an hr-only upload), what it did and how much it
+    // wrote is not told to other keys (issue 48).
+    let (_, stats) = api.get("sales", "/api/stats");
+    assert!(stats.get("last_reindex").is_none(), "{stats}");
+    assert!(stats.get("reindex").is_none(), "{stats}");
+    assert_eq!(api.get("sales", "/api/reindex").0, 403);
+    let (_, stats) = api.get("admin", "/api/stats");
+    assert_eq!(stats["last_reindex"]["operation"], "upload", "{stats}");
+    assert_eq!(api.get("admin", "/api/reindex").0, 200);
 }
 
 fn check_mcp(addr: &str) {

@@ -79,8 +79,12 @@ pub async fn reindex(
 }
 
 /// `GET /api/reindex`: progress of the running write, if any.
-pub async fn reindex_status(State(state): State<SharedState>) -> Json<ProgressSnapshot> {
-    Json(state.progress.snapshot())
+pub async fn reindex_status(
+    State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
+) -> Result<Json<ProgressSnapshot>, ApiError> {
+    require_admin(&reader, "follow a write")?;
+    Ok(Json(state.progress.snapshot()))
 }
 
 /// `POST /api/eval` overrides; the dataset itself comes from `[eval] dataset` in shiori.toml,

@@ -32,7 +32,11 @@ pub struct StatsResponse {
     pub default_pipeline: PipelineKind,
     /// The `[llm.models]` name that answers; `None` when the pipelines answer extractively.
     pub answer_model: Option<String>,
-    pub reindex: ProgressSnapshot,
+    /// The running write and the last one: an admin key's only, since when a write ran and
+    /// what it wrote tells of files other keys may not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reindex: Option<ProgressSnapshot>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_reindex: Option<LastReindex>,
 }
 
@@ -57,8 +61,13 @@ pub async fn stats(
         pipelines: PipelineKind::ALL.to_vec(),
         default_pipeline,
         answer_model,
-        reindex: state.progress.snapshot(),
-        last_reindex: state.last_reindex.lock().ok().and_then(|last| last.clone()),
+        reindex: admin.then(|| state.progress.snapshot()),
+        last_reindex: state
+            .last_reindex
+            .lock()
+            .ok()
+            .and_then(|last| last.clone())
+            .filter(|_| admin),
     }))
 }
 
