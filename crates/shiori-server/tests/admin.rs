@@ -67,6 +67,7 @@ async fn stats_health_metrics_and_openapi() {
         ("/api/documents", "post"),
         ("/api/documents/{id}", "get"),
         ("/api/documents/{id}", "delete"),
+        ("/api/document", "get"),
         ("/api/conversations", "get"),
         ("/api/conversations", "post"),
         ("/api/conversations/{id}", "get"),

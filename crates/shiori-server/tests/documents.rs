@@ -301,3 +301,156 @@ async fn an_upload_a_write_died_on_is_quarantined_at_start() {
     assert!(uploads.join(".quarantine/bomb.md").is_file());
     assert!(uploads.join("fine.md").is_file());
 }
+
+/// `(value, name, groups, admin)` of the keys [`an_indexed_document_reads_as_the_key_may`]
+/// serves.
+const KEYS: [(&str, &str, &[&str], bool); 3] = [
+    ("admin-secret", "admin", &[], true),
+    ("hr-secret", "hr", &["hr"], false),
+    ("sales-secret", "sales", &["sales"], false),
+];
+
+async fn get_as(server: &TestServer, key: &str, path: &str) -> (u16, Value) {
+    let request = server.client.get(server.url(path)).bearer_auth(key);
+    status_and_json(request.send().await.unwrap()).await
+}
+
+/// Uploads `name` as the admin key, readable only by `groups` when given.
+async fn upload_as_admin(server: &TestServer, name: &str, bytes: Vec<u8>, groups: Option<&str>) {
+    let mut form = Form::new();
+    if let Some(groups) = groups {
+        form = form.text("groups", groups.to_string());
+    }
+    let form = form.part("file", Part::bytes(bytes).file_name(name.to_string()));
+    let response = server
+        .client
+        .post(server.url("/api/documents"))
+        .bearer_auth("admin-secret")
+        .header("x-shiori-request", "1")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = status_and_json(response).await;
+    assert_eq!(status, 201, "{body}");
+}
+
+fn document_path(id: &str) -> String {
+    let mut path = String::from("/api/document?id=");
+    for byte in id.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'/' => {
+                path.push(char::from(byte));
+            }
+            _ => path.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    path
+}
+
+fn texts(body: &Value) -> Vec<&str> {
+    body["chunks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no chunks: {body}"))
+        .iter()
+        .map(|chunk| chunk["text"].as_str().unwrap())
+        .collect()
+}
+
+/// `GET /api/document` reads any indexed document, by anything a source shows of it, as the
+/// request's key may: an upload kept for one group is a 404 for another key, worded as for an
+/// id nothing was indexed under; a PDF's page is that page, its file every page.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_indexed_document_reads_as_the_key_may() {
+    let keys = KEYS.map(|(value, name, groups, admin)| {
+        let key = shiori_engine::KeyConfig {
+            name: name.to_string(),
+            env: format!("SHIORI_TEST_KEY_{name}"),
+            groups: groups.iter().map(|group| group.to_string()).collect(),
+            admin,
+        };
+        (value.to_string(), key)
+    });
+    let server = TestServer::start(ServerOptions {
+        keys: shiori_engine::Keyring::from_keys(keys),
+        ..ServerOptions::default()
+    })
+    .await;
+    let response = server
+        .client
+        .post(server.url("/api/reindex"))
+        .bearer_auth("admin-secret")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let benefits =
+        "# Benefits handbook\n\n## Pension\n\nThe company matches pension contributions \
+                    up to 5% of salary.\n";
+    upload_as_admin(&server, "benefits.md", benefits.into(), Some("hr")).await;
+    let pdf = shiori_ingest::samples::pdf(&[
+        "Facilities\nThe gym in building C opens at 6 am.",
+        "Parking\nVisitor parking is on level B2 of the north garage.",
+    ])
+    .unwrap();
+    upload_as_admin(&server, "facilities.pdf", pdf, None).await;
+
+    let (status, listed) = get_as(&server, "hr-secret", "/api/documents/benefits.md").await;
+    assert_eq!(status, 200, "{listed}");
+    let id = listed["chunks"][0]["doc_id"].as_str().unwrap().to_string();
+    let (status, hr) = get_as(&server, "hr-secret", &document_path(&id)).await;
+    assert_eq!(status, 200, "{hr}");
+    assert!(texts(&hr)[0].contains("pension"), "{hr}");
+    assert_eq!(
+        hr["chunks"][0]["title"], "Benefits handbook › Pension",
+        "the page reads a passage's section off its title: {hr}"
+    );
+    let (status, sales) = get_as(&server, "sales-secret", &document_path(&id)).await;
+    assert_eq!((status, error_code(&sales).as_str()), (404, "not_found"));
+    let (status, never) = get_as(&server, "hr-secret", &document_path("never.md")).await;
+    assert_eq!(status, 404, "{never}");
+    assert_eq!(
+        sales["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace(&id, "ID"),
+        never["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace("never.md", "ID"),
+        "a document the key may not read is told apart from none"
+    );
+    let (status, _) = server.get(&document_path(&id)).await;
+    assert_eq!(status, 401);
+
+    let (status, vpn) = get_as(&server, "sales-secret", &document_path("corpus/vpn.txt")).await;
+    assert_eq!(status, 200, "{vpn}");
+    assert!(texts(&vpn).concat().contains("WireGuard"), "{vpn}");
+    let chunk_id = vpn["chunks"][0]["chunk_id"].as_str().unwrap();
+    let (_, by_chunk) = get_as(&server, "sales-secret", &document_path(chunk_id)).await;
+    assert_eq!(by_chunk["chunks"], vpn["chunks"]);
+
+    let (_, pages) = get_as(&server, "sales-secret", "/api/documents/facilities.pdf").await;
+    let page_two = pages["chunks"][1]["source"].as_str().unwrap().to_string();
+    let file = page_two
+        .strip_suffix(" p.2")
+        .unwrap_or_else(|| panic!("{pages}"));
+    let (status, whole) = get_as(&server, "sales-secret", &document_path(file)).await;
+    assert_eq!(status, 200, "{whole}");
+    assert_eq!(texts(&whole).len(), 2, "every page of the file: {whole}");
+    let (_, page) = get_as(&server, "sales-secret", &document_path(&page_two)).await;
+    let page = texts(&page);
+    assert!(page.len() == 1 && page[0].contains("B2"), "{page:?}");
+
+    let (status, body) = get_as(&server, "sales-secret", "/api/document").await;
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (400, "bad_request"),
+        "{body}"
+    );
+    let work = server.work.path().display().to_string();
+    for body in [&hr, &vpn, &whole] {
+        assert!(!body.to_string().contains(&work), "{body}");
+    }
+}

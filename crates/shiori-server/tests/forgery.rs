@@ -25,6 +25,8 @@ fn routes(server: &TestServer) -> Vec<(Method, String)> {
         (Method::GET, "/api/reindex"),
         (Method::GET, "/api/documents"),
         (Method::GET, "/api/documents/faq.md"),
+        (Method::GET, "/api/document?id=corpus/vpn.txt"),
+        (Method::GET, "/favicon.svg"),
         (Method::GET, "/api/conversations"),
         (Method::GET, CONVERSATION),
         (Method::POST, "/api/query"),

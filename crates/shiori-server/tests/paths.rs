@@ -65,6 +65,9 @@ async fn no_response_names_an_absolute_server_path() {
     for (method, path, body) in [
         (Method::GET, "/", None),
         (Method::GET, "/assets/app.js", None),
+        (Method::GET, "/favicon.svg", None),
+        (Method::GET, "/api/document?id=corpus/vpn.txt", None),
+        (Method::GET, "/api/document?id=corpus/broken.pdf", None),
         (Method::GET, "/healthz", None),
         (Method::GET, "/metrics", None),
         (Method::GET, "/api/openapi.json", None),
@@ -90,6 +93,7 @@ async fn no_response_names_an_absolute_server_path() {
     for (method, path) in [
         (Method::GET, "/api/documents"),
         (Method::GET, "/api/documents/notes.md"),
+        (Method::GET, "/api/document?id=data/uploads/notes.md"),
         (Method::DELETE, "/api/documents/notes.md"),
     ] {
         exchanges.push(send(&server, method, path, None).await);
@@ -108,6 +112,8 @@ async fn no_response_names_an_absolute_server_path() {
         ("upload broken.pdf", 422),
         ("GET /api/documents/notes.md", 200),
         ("GET /api/documents/missing.txt", 404),
+        ("GET /api/document?id=corpus/vpn.txt", 200),
+        ("GET /api/document?id=data/uploads/notes.md", 200),
     ];
     for (label, status) in expected {
         assert!(

@@ -258,6 +258,7 @@ async fn an_api_key_guards_every_api_route_but_not_the_page_or_health() {
         "/api/documents",
         "/api/openapi.json",
         "/api/reindex",
+        "/api/document?id=corpus/vpn.txt",
     ] {
         let response = server.client.get(server.url(path)).send().await.unwrap();
         assert_eq!(
@@ -291,6 +292,17 @@ async fn an_api_key_guards_every_api_route_but_not_the_page_or_health() {
     for open in ["/", "/healthz", "/assets/app.js"] {
         let response = server.client.get(server.url(open)).send().await.unwrap();
         assert_eq!(response.status(), 200, "{open}");
+    }
+    // The page links its icon, and browsers ask for /favicon.ico on their own.
+    for icon in ["/favicon.svg", "/favicon.ico"] {
+        let response = server.client.get(server.url(icon)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{icon}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "image/svg+xml",
+            "{icon}"
+        );
+        assert!(response.text().await.unwrap().starts_with("<svg"), "{icon}");
     }
     let metrics = |key: Option<&'static str>| {
         let request = server.client.get(server.url("/metrics"));

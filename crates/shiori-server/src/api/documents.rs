@@ -4,6 +4,7 @@ use super::index::require_admin;
 use crate::error::ApiError;
 use crate::state::SharedState;
 use crate::uploads::{checked_id, clear_pending, mark_pending, sanitize_name};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -53,6 +54,39 @@ pub async fn get_one(
     })
     .await??;
     Ok(Json(body))
+}
+
+/// `GET /api/document?id=...`: which indexed document to read.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentParams {
+    id: String,
+}
+
+/// `GET /api/document?id=...`: an indexed document, uploaded or not, as the key may read it: its
+/// chunks in order, with shown paths. `id` is anything a source shows of it (see
+/// [`Engine::document`]): a file's path names every page of a PDF, a source such as
+/// `report.pdf p.3` one page. A 404, worded as for an id nothing was indexed under, when the key
+/// may read none of it.
+pub async fn indexed(
+    State(state): State<SharedState>,
+    Extension(reader): Extension<Reader>,
+    params: Result<Query<DocumentParams>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(DocumentParams { id }) = params.map_err(|rejection| {
+        ApiError::BadRequest(format!(
+            "{}: send ?id= with a document id, chunk id or source as a source shows it",
+            rejection.body_text()
+        ))
+    })?;
+    let engine = state.engine();
+    let wanted = id.clone();
+    let chunks =
+        tokio::task::spawn_blocking(move || engine.document(&wanted, &reader.access)).await??;
+    if chunks.is_empty() {
+        return Err(ApiError::NotFound(format!("no indexed document {id:?}")));
+    }
+    Ok(Json(json!({"id": id, "chunks": chunks})))
 }
 
 /// `POST /api/documents?replace=true`: whether an upload may replace a file of the same name.

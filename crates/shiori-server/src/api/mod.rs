@@ -35,6 +35,8 @@ pub fn router(state: SharedState) -> Router {
         .route("/", get(system::page))
         .route("/assets/app.js", get(system::script))
         .route("/assets/style.css", get(system::style))
+        .route("/favicon.svg", get(system::favicon))
+        .route("/favicon.ico", get(system::favicon))
         .route("/healthz", get(system::healthz))
         .route("/metrics", get(system::metrics))
         .route("/api/openapi.json", get(system::openapi))
@@ -61,6 +63,7 @@ pub fn router(state: SharedState) -> Router {
             "/api/documents/{id}",
             get(documents::get_one).delete(documents::delete),
         )
+        .route("/api/document", get(documents::indexed))
         .route("/v1/models", get(openai::models))
         .route("/v1/chat/completions", post(openai::chat_completions))
         .route("/v1/completions", post(openai::completions))

@@ -20,6 +20,7 @@ const OPENAPI: &str = include_str!("../openapi.json");
 const PAGE: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const STYLE: &str = include_str!("../assets/style.css");
+const FAVICON: &str = include_str!("../assets/favicon.svg");
 
 /// `GET /api/stats`.
 #[derive(Debug, Serialize)]
@@ -113,6 +114,12 @@ pub async fn script() -> impl IntoResponse {
 
 pub async fn style() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE)
+}
+
+/// The page's icon, a bookmark (shiori): at `/favicon.svg`, which the page links, and at
+/// `/favicon.ico`, which browsers ask for on their own.
+pub async fn favicon() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "image/svg+xml")], FAVICON)
 }
 
 pub async fn not_found() -> ApiError {
