@@ -268,8 +268,16 @@ impl Engine {
     ) -> Result<(), EngineError> {
         self.shown_paths.stored_filters(filters)?;
         if retrieval.two_stage {
-            for project in &filters.projects {
-                self.config.project(project)?;
+            // Named without the configured ones: any key may send filters, and the list of
+            // projects is the operator's.
+            if let Some(unknown) = filters
+                .projects
+                .iter()
+                .find(|project| !self.config.projects.contains_key(*project))
+            {
+                return Err(EngineError::Invalid(format!(
+                    "filters.projects: unknown project {unknown:?}"
+                )));
             }
         }
         Ok(())
@@ -421,9 +429,19 @@ impl Engine {
     /// record's own, a page's `file#p3`, a file's path), a chunk id (`doc_id#index`), its source
     /// (`faq.jsonl#L12`, `report.pdf p.3`), or a file's shown path (then every record, page or
     /// sheet of the file).
+    /// An absolute path is refused whether or not it names a stored file: ids are given as
+    /// results show them, and a lookup that found a file by its stored path would tell a caller
+    /// where the server keeps its files.
     pub fn document(&self, id: &str, access: &Access) -> Result<Vec<Chunk>, EngineError> {
         if id.trim().is_empty() {
             return Ok(Vec::new());
+        }
+        if std::path::Path::new(id).is_absolute() {
+            return Err(EngineError::Invalid(
+                "id: an absolute path; name a document as results show it (relative to the \
+                 source root)"
+                    .into(),
+            ));
         }
         // A record's own id (`faq-009`), and its chunks' ids, name no file.
         for doc_id in std::iter::once(id).chain(document_of_chunk_id(id)) {

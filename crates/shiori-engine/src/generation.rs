@@ -185,18 +185,19 @@ fn keyed_endpoint(
         .with_retry(retry_policy(retry)))
 }
 
-/// Whether `base_url` is OpenAI's own API, which needs a key; an OpenAI-compatible server of
-/// one's own (llama.cpp, vLLM, Ollama) usually needs none.
-fn is_openai_api(base_url: &str) -> bool {
-    let rest = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest);
+/// Whether `base_url` is the provider's own API (on the host of `own_url`), which needs a key;
+/// a server of one's own at another address (llama.cpp, vLLM, Ollama, a proxy) may need none.
+fn is_own_api(base_url: &str, own_url: Option<&str>) -> bool {
+    own_url.is_some_and(|own| host_of(base_url).eq_ignore_ascii_case(host_of(own)))
+}
+
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
     let host_port = authority
         .rsplit_once('@')
         .map_or(authority, |(_, host)| host);
-    let host = host_port.split(':').next().unwrap_or(host_port);
-    host.eq_ignore_ascii_case("api.openai.com")
+    host_port.split(':').next().unwrap_or(host_port)
 }
 
 /// How long an answer may run when every configured model is an HTTP one (or none is).
@@ -319,11 +320,8 @@ pub fn build_chat_model(
         .as_deref()
         .or(default_url)
         .ok_or_else(|| config_error(format!("[llm.models.{name}] needs base_url")))?;
-    let needs_key = match config.provider {
-        ProviderKind::Openai => is_openai_api(base_url),
-        ProviderKind::Azure | ProviderKind::Anthropic | ProviderKind::Gemini => true,
-        ProviderKind::Local => false,
-    };
+    // An Azure resource always needs its key; the others only at their own API.
+    let needs_key = config.provider == ProviderKind::Azure || is_own_api(base_url, default_url);
     let mut endpoint = keyed_endpoint(
         &format!("[llm.models.{name}]"),
         base_url,
@@ -406,10 +404,7 @@ pub(crate) fn build_api_embedder(
         .as_deref()
         .ok_or_else(|| config_error("[embedder] needs model for an embedding API".to_string()))?;
     let base_url = config.base_url.as_deref().unwrap_or(default_url);
-    let needs_key = match protocol {
-        EmbeddingProtocol::OpenAi => is_openai_api(base_url),
-        EmbeddingProtocol::Gemini => true,
-    };
+    let needs_key = is_own_api(base_url, Some(default_url));
     let endpoint = keyed_endpoint(
         "[embedder]",
         base_url,
@@ -447,11 +442,8 @@ fn build_web_search(
         .as_deref()
         .or(default_url)
         .ok_or_else(|| config_error("[web_search] needs base_url for SearXNG".to_string()))?;
-    // A SearXNG instance is one's own; Tavily and Brave refuse requests without a key.
-    let needs_key = match provider {
-        WebSearchProvider::Tavily | WebSearchProvider::Brave => true,
-        WebSearchProvider::Searxng => false,
-    };
+    // A SearXNG instance is one's own; Tavily's and Brave's APIs refuse requests without a key.
+    let needs_key = is_own_api(base_url, default_url);
     let endpoint = keyed_endpoint(
         "[web_search]",
         base_url,
@@ -587,7 +579,6 @@ grade_model = "fast"
             .to_string();
         assert_eq!(error, missing_key("[embedder]", UNSET));
         embedder.embedder.kind = EmbedderKind::Gemini;
-        embedder.embedder.base_url = Some("http://127.0.0.1:9".to_string());
         let error = build_api_embedder(&embedder.embedder, &embedder.llm.retry)
             .err()
             .unwrap()
@@ -601,10 +592,12 @@ grade_model = "fast"
         let error = Generation::from_config(&web).err().unwrap().to_string();
         assert_eq!(error, missing_key("[web_search]", UNSET));
 
-        // A server of one's own at its base_url needs none.
+        // A server of one's own (or a proxy) at its base_url needs none.
         let text = format!(
             "[llm.models.llama]\nprovider = \"openai\"\nmodel = \"qwen\"\n\
              base_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"{UNSET}\"\n\n\
+             [llm.models.claude]\nprovider = \"anthropic\"\nmodel = \"c\"\n\
+             base_url = \"http://127.0.0.1:4000\"\napi_key_env = \"{UNSET}\"\n\n\
              [embedder]\nkind = \"openai\"\nmodel = \"e\"\nbase_url = \"http://127.0.0.1:8080/v1\"\n\
              api_key_env = \"{UNSET}\"\ndimension = 3\n\n\
              [web_search]\nprovider = \"searxng\"\nbase_url = \"http://127.0.0.1:8888\"\n\
@@ -618,13 +611,15 @@ grade_model = "fast"
         assert_eq!(embedder.dimension(), 3);
     }
 
+    const OPENAI: Option<&str> = Some("https://api.openai.com/v1");
+
     #[test]
     fn tells_openai_s_own_api_from_other_servers() {
-        assert!(is_openai_api("https://api.openai.com/v1"));
-        assert!(is_openai_api("https://user@api.openai.com:443"));
-        assert!(!is_openai_api("http://localhost:11434/v1"));
-        assert!(!is_openai_api("https://api.openai.com.example.org/v1"));
-        assert!(!is_openai_api("http://proxy.local/api.openai.com"));
+        assert!(is_own_api("https://api.openai.com/v1", OPENAI));
+        assert!(is_own_api("https://user@api.openai.com:443", OPENAI));
+        assert!(!is_own_api("http://localhost:11434/v1", OPENAI));
+        assert!(!is_own_api("https://api.openai.com.example.org/v1", OPENAI));
+        assert!(!is_own_api("http://proxy.local/api.openai.com", OPENAI));
     }
 
     #[test]

@@ -443,6 +443,24 @@ async fn an_indexed_document_reads_as_the_key_may() {
     let page = texts(&page);
     assert!(page.len() == 1 && page[0].contains("B2"), "{page:?}");
 
+    // A stored absolute path is refused as a wrong guess is, so neither tells where the
+    // server keeps its files (issue 48).
+    let stored = server.corpus_dir().canonicalize().unwrap().join("vpn.txt");
+    let guessed = server.corpus_dir().join("nothing-here.txt");
+    for absolute in [stored, guessed] {
+        let path = document_path(&absolute.display().to_string());
+        let (status, body) = get_as(&server, "admin-secret", &path).await;
+        assert_eq!(
+            (status, error_code(&body).as_str()),
+            (400, "bad_request"),
+            "{body}"
+        );
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("id: an absolute path"));
+    }
+
     let (status, body) = get_as(&server, "sales-secret", "/api/document").await;
     assert_eq!(
         (status, error_code(&body).as_str()),

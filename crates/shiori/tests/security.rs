@@ -227,6 +227,10 @@ fn check_protocol(addr: &str) {
     let (status, _, body) = post(addr, "hr", "/api/query", &question.to_string());
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("unknown project \\\"nope\\\""), "{body}");
+    assert!(
+        !body.contains("configured"),
+        "the projects are not listed: {body}"
+    );
 }
 
 /// `source_prefix` and document ids match shown paths only: an absolute one is refused before
@@ -254,7 +258,7 @@ fn check_filters(addr: &str) {
 fn check_stored_errors(addr: &str, work: &Path) {
     let (status, _, body) = post(addr, "admin", "/api/eval", "{}");
     assert!(status >= 400, "{body}");
-    let (status, _, stats) = get(addr, "sales", "/api/stats");
+    let (status, _, stats) = get(addr, "admin", "/api/stats");
     assert_eq!(status, 200, "{stats}");
     let stats: Value = serde_json::from_str(&stats).unwrap();
     let error = stats["last_reindex"]["error"].as_str().unwrap_or_default();
