@@ -50,7 +50,7 @@ pub struct Engine {
     /// Shared with engines opened by [`Engine::reopen`], so a second one costs no model load.
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) cache: Arc<EmbeddingCache>,
-    pub(crate) japanese: JapaneseTokenization,
+    japanese: JapaneseTokenization,
     pub(crate) store: Box<dyn DocumentStore>,
     pub(crate) conversations: Box<dyn ConversationStore>,
     /// Chat models and web search, built from `config` on first use and kept: a local GGUF
@@ -98,7 +98,7 @@ impl Engine {
         )
     }
 
-    pub(crate) fn with_shared(
+    fn with_shared(
         data_dir: &Path,
         config: Config,
         embedder: Arc<dyn Embedder>,
@@ -144,9 +144,14 @@ impl Engine {
     /// The new engine sees everything committed so far: a server indexes with one engine while
     /// another keeps answering, then swaps in a fresh one.
     pub fn reopen(&self) -> Result<Engine, EngineError> {
+        self.sibling(&self.data_dir, Config::load(&self.data_dir)?)
+    }
+
+    /// An engine on `data_dir` with `config`, sharing this one's embedder, analyzer and cache.
+    pub(crate) fn sibling(&self, data_dir: &Path, config: Config) -> Result<Engine, EngineError> {
         Engine::with_shared(
-            &self.data_dir,
-            Config::load(&self.data_dir)?,
+            data_dir,
+            config,
             Arc::clone(&self.embedder),
             self.japanese.clone(),
             Arc::clone(&self.cache),

@@ -13,7 +13,6 @@ use shiori_rag::{refuses, Listener, PipelineKind};
 use shiori_retrieve::decide;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// The folder of a data directory that holds the evaluations' own indexes.
@@ -201,15 +200,7 @@ impl Engine {
             projects: Default::default(),
             ..self.config.clone()
         };
-        let engine = Engine::with_shared(
-            &dir,
-            config,
-            Arc::clone(&self.embedder),
-            self.japanese.clone(),
-            Arc::clone(&self.cache),
-            false,
-        )?;
-        Ok(Some(engine))
+        self.sibling(&dir, config).map(Some)
     }
 
     /// Fails unless every file this store holds lies in `corpus`.

@@ -162,18 +162,17 @@ fn api_key(variable: &str) -> Option<String> {
         .filter(|key| !key.trim().is_empty())
 }
 
-/// The endpoint of the provider `entry` configures, with its key from `variable`. A provider
-/// that `needs_key` fails here when the key is missing, before any request goes out: a request
-/// without one would only come back refused.
+/// The endpoint of the provider `entry` configures, with its key from `variable`. When
+/// `base_url` is the provider's own API (`own_url`'s host) a missing key fails here, before any
+/// request goes out: a request without one would only come back refused.
 fn keyed_endpoint(
     entry: &str,
-    base_url: &str,
+    (base_url, own_url): (&str, Option<&str>),
     variable: &str,
-    needs_key: bool,
     retry: &RetryConfig,
 ) -> Result<Endpoint, EngineError> {
     let key = api_key(variable);
-    if needs_key && key.is_none() {
+    if is_own_api(base_url, own_url) && key.is_none() {
         return Err(EngineError::MissingApiKey {
             entry: entry.to_string(),
             variable: variable.to_string(),
@@ -320,13 +319,15 @@ pub fn build_chat_model(
         .as_deref()
         .or(default_url)
         .ok_or_else(|| config_error(format!("[llm.models.{name}] needs base_url")))?;
-    // An Azure resource always needs its key; the others only at their own API.
-    let needs_key = config.provider == ProviderKind::Azure || is_own_api(base_url, default_url);
+    // An Azure resource is always Azure's own API; the others are at their default address.
+    let own_url = match config.provider {
+        ProviderKind::Azure => Some(base_url),
+        _ => default_url,
+    };
     let mut endpoint = keyed_endpoint(
         &format!("[llm.models.{name}]"),
-        base_url,
+        (base_url, own_url),
         config.api_key_env.as_deref().unwrap_or(default_key),
-        needs_key,
         retry,
     )?;
     if let Some(seconds) = config.timeout_secs {
@@ -404,12 +405,10 @@ pub(crate) fn build_api_embedder(
         .as_deref()
         .ok_or_else(|| config_error("[embedder] needs model for an embedding API".to_string()))?;
     let base_url = config.base_url.as_deref().unwrap_or(default_url);
-    let needs_key = is_own_api(base_url, Some(default_url));
     let endpoint = keyed_endpoint(
         "[embedder]",
-        base_url,
+        (base_url, Some(default_url)),
         config.api_key_env.as_deref().unwrap_or(default_key),
-        needs_key,
         retry,
     )?;
     Ok(Box::new(ApiEmbedder::new(
@@ -442,13 +441,11 @@ fn build_web_search(
         .as_deref()
         .or(default_url)
         .ok_or_else(|| config_error("[web_search] needs base_url for SearXNG".to_string()))?;
-    // A SearXNG instance is one's own; Tavily's and Brave's APIs refuse requests without a key.
-    let needs_key = is_own_api(base_url, default_url);
+    // A SearXNG instance (no default address) is one's own.
     let endpoint = keyed_endpoint(
         "[web_search]",
-        base_url,
+        (base_url, default_url),
         config.api_key_env.as_deref().unwrap_or(default_key),
-        needs_key,
         retry,
     )?;
     Ok(Box::new(WebSearchClient::new(provider, endpoint)?))
