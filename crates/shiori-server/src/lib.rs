@@ -7,6 +7,7 @@
 mod admission;
 mod answering;
 mod api;
+mod connections;
 mod error;
 mod freshness;
 mod json;
@@ -18,6 +19,7 @@ mod state;
 mod uploads;
 
 pub use api::QueryRequest;
+pub use connections::ConnectionLimits;
 pub use error::ApiError;
 pub use state::ServerOptions;
 
@@ -108,18 +110,23 @@ impl Server {
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<(), ServerError> {
         self.state.listening_on(listener.local_addr()?);
         let stopping = Arc::new(tokio::sync::Notify::new());
-        let graceful = {
+        tokio::spawn({
             let (state, stopping) = (Arc::clone(&self.state), Arc::clone(&stopping));
             async move {
                 shutdown_signal().await;
                 state.shutdown.send_replace(true);
                 stopping.notify_one();
             }
-        };
+        });
         tokio::spawn(freshness::follow_commits(Arc::clone(&self.state)));
-        let serving = axum::serve(listener, self.router()).with_graceful_shutdown(graceful);
+        let serving = connections::serve(
+            listener,
+            self.router(),
+            self.state.options.connections,
+            self.state.shutdown.subscribe(),
+        );
         tokio::select! {
-            served = serving => served?,
+            () = serving => {}
             () = async {
                 stopping.notified().await;
                 tokio::time::sleep(SHUTDOWN_GRACE).await;

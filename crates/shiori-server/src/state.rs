@@ -1,3 +1,4 @@
+use crate::connections::ConnectionLimits;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::progress::ReindexProgress;
@@ -41,6 +42,8 @@ pub struct ServerOptions {
     /// Threads a reindex, upload or evaluation computes on: fewer than the cores, so queries
     /// always have one.
     pub index_threads: usize,
+    /// Header deadline and caps on open connections.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for ServerOptions {
@@ -57,6 +60,7 @@ impl Default for ServerOptions {
             query_concurrency: cores() * 2,
             max_queued_queries: cores() * 16,
             index_threads: (cores() / 2).max(1),
+            connections: ConnectionLimits::default(),
         }
     }
 }

@@ -413,6 +413,17 @@ pub struct ServeArgs {
     /// Threads a reindex or upload computes on [default: half the cores, at least 1].
     #[arg(long)]
     pub index_threads: Option<usize>,
+    /// Longest a client may take to send a request's headers; an idle keep-alive connection
+    /// is closed after it too.
+    #[arg(long, default_value_t = 30)]
+    pub header_timeout_secs: u64,
+    /// Connections open at once; more are closed as soon as accepted [default: 1,024, or
+    /// half the open-file limit when lower].
+    #[arg(long)]
+    pub max_connections: Option<usize>,
+    /// Connections open at once from one client address (raise it behind a reverse proxy).
+    #[arg(long, default_value_t = 128)]
+    pub max_connections_per_client: usize,
 }
 
 /// Which projects a search covers.

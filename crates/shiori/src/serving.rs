@@ -5,7 +5,7 @@ use crate::open_engine;
 use anyhow::Result;
 use shiori_engine::{Engine, Keyring};
 use shiori_models::assets::ShioriHome;
-use shiori_server::{Server, ServerOptions};
+use shiori_server::{ConnectionLimits, Server, ServerOptions};
 use std::time::Duration;
 
 /// `shiori mcp`: the MCP server on stdin/stdout.
@@ -33,6 +33,9 @@ pub fn serve(cli: &Cli, home: &ShioriHome, args: &ServeArgs) -> Result<()> {
         query_concurrency,
         max_queued_queries,
         index_threads,
+        header_timeout_secs,
+        max_connections,
+        max_connections_per_client,
     } = args;
     let engine = open_engine(cli, home)?;
     let defaults = ServerOptions::default();
@@ -47,6 +50,11 @@ pub fn serve(cli: &Cli, home: &ShioriHome, args: &ServeArgs) -> Result<()> {
         query_concurrency: query_concurrency.unwrap_or(defaults.query_concurrency),
         max_queued_queries: max_queued_queries.unwrap_or(defaults.max_queued_queries),
         index_threads: index_threads.unwrap_or(defaults.index_threads),
+        connections: ConnectionLimits {
+            header_timeout: Duration::from_secs(*header_timeout_secs),
+            max_connections: max_connections.unwrap_or(defaults.connections.max_connections),
+            max_per_client: *max_connections_per_client,
+        },
         ..defaults
     };
     let protected = !options.keys.is_empty();
