@@ -17,13 +17,14 @@ pub enum ConnectorError {
         retry_after: Option<Duration>,
         detail: String,
     },
-    #[error("{what}: {source}")]
+    /// Shown with the causes inside (an HTTP client's "error sending request" alone does not
+    /// say that the connection was refused or a redirect went to another server).
+    #[error("{what}: {}", with_causes(cause.as_ref()))]
     Transport {
         what: String,
         /// A failure that may pass (a refused or dropped connection, a timeout).
         transient: bool,
-        #[source]
-        source: BoxError,
+        cause: BoxError,
     },
     #[error("{what}: {message}")]
     Protocol { what: String, message: String },
@@ -42,6 +43,20 @@ pub enum ConnectorError {
     },
 }
 
+/// `error: its cause: the cause's cause …`, each said once.
+fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut shown = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !shown.contains(&said) {
+            shown = format!("{shown}: {said}");
+        }
+        cause = inner.source();
+    }
+    shown
+}
+
 impl ConnectorError {
     pub(crate) fn transport(
         what: impl Into<String>,
@@ -51,7 +66,7 @@ impl ConnectorError {
         ConnectorError::Transport {
             what: what.into(),
             transient,
-            source: source.into(),
+            cause: source.into(),
         }
     }
 

@@ -108,6 +108,7 @@ impl DriveConnector {
         Ok(Listed {
             listing: Listing::Complete(found.objects.into_values().collect()),
             cursor: Some(Cursor { token, folders }.encode()),
+            refused: Vec::new(),
         })
     }
 
@@ -192,6 +193,7 @@ impl DriveConnector {
                 deleted: found.deleted.into_iter().collect(),
             },
             cursor: Some(Cursor { token, folders }.encode()),
+            refused: Vec::new(),
         })
     }
 

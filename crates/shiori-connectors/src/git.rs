@@ -73,6 +73,8 @@ impl GitConnector {
             gix::init_bare(&self.path)
         }
         .map_err(|error| self.local_error(error))?;
+        let opened = without_redirects(opened)
+            .map_err(|error| ConnectorError::protocol(self.shown(), error.to_string()))?;
         *slot = Some(opened.clone().into_sync());
         Ok(opened)
     }
@@ -264,6 +266,18 @@ fn missing_branch(branch: &str, advertised: &[Ref]) -> String {
 /// parts (the rest become U+FFFD), which is how the indexer would show it anyway.
 fn path_text(path: &BStr) -> String {
     path.to_str_lossy().into_owned()
+}
+
+/// `repository` with `http.followRedirects = false`: a Git server that redirects is refused,
+/// not followed to another host (Git itself follows only the first request's redirect; a
+/// source is the URL the operator wrote).
+fn without_redirects(mut repository: gix::Repository) -> Result<gix::Repository, gix::Error> {
+    let mut config = repository.config_snapshot_mut();
+    config
+        .set_value(&gix::config::tree::Http::FOLLOW_REDIRECTS, "false")
+        .map_err(gix::Error::from_error)?;
+    config.commit().map_err(gix::Error::from_error)?;
+    Ok(repository)
 }
 
 #[cfg(test)]

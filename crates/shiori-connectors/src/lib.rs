@@ -67,14 +67,23 @@ pub enum Listing {
 pub struct Listed {
     pub listing: Listing,
     pub cursor: Option<String>,
+    /// What the listing named but Shiori cannot take (a name it cannot place), each reported
+    /// alone while the rest is mirrored.
+    pub refused: Vec<ObjectFailure>,
 }
 
 impl Listed {
     /// Everything the source holds, for a connector without a change feed.
     pub fn complete(objects: Vec<RemoteObject>) -> Listed {
+        Listed::complete_refusing(objects, Vec::new())
+    }
+
+    /// Everything the source holds but `refused`.
+    pub fn complete_refusing(objects: Vec<RemoteObject>, refused: Vec<ObjectFailure>) -> Listed {
         Listed {
             listing: Listing::Complete(objects),
             cursor: None,
+            refused,
         }
     }
 }

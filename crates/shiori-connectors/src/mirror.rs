@@ -101,7 +101,10 @@ pub fn sync_wanted(
     }
     let mut manifest = read_manifest(mirror);
     let listed = connector.list(manifest.cursor.as_deref())?;
-    let mut report = SyncReport::default();
+    let mut report = SyncReport {
+        failures: listed.refused,
+        ..SyncReport::default()
+    };
     let (listed_objects, deleted, complete) = match listed.listing {
         Listing::Complete(mut objects) => {
             objects.retain(|object| wanted(&object.path));

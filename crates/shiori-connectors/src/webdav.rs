@@ -5,7 +5,7 @@
 
 mod multistatus;
 
-use crate::{http, Connector, ConnectorError, Listed, RemoteObject, WebDavSettings};
+use crate::{http, Connector, ConnectorError, Listed, ObjectFailure, RemoteObject, WebDavSettings};
 use multistatus::{DavResource, Properties};
 use percent_encoding::percent_decode_str;
 use reqwest::blocking::{Client, RequestBuilder};
@@ -44,7 +44,16 @@ struct Credentials {
     password: String,
 }
 
-/// Where a listed href points: its URL on the base's server and its path below the base.
+/// Where a listed href points.
+enum Place {
+    Inside(Located),
+    /// The listed folder itself, or a path beside it that is still below the base.
+    Elsewhere,
+    /// A path outside the base, decoded.
+    OutsideBase(String),
+}
+
+/// An href inside the listed folder: its URL on the base's server and its path below the base.
 struct Located {
     url: Url,
     relative: String,
@@ -91,7 +100,7 @@ impl WebDavConnector {
             );
             return Err(ConnectorError::protocol(shown, message));
         }
-        let body = BufReader::new(response.take(MAX_LISTING_BYTES));
+        let body = BufReader::new(http::Paced::body(response.take(MAX_LISTING_BYTES)));
         multistatus::parse(body, &shown).map(Some)
     }
 
@@ -111,11 +120,11 @@ impl WebDavConnector {
         }
     }
 
-    /// Where `href`, listed in `folder`, points; `None` for the folder itself and for anything
-    /// outside it that is still below the base. An href outside the base is an error: the URL
-    /// is not the server's own name for the folder (a proxy rewriting paths, another case or
-    /// Unicode form), and a listing that silently found nothing would delete the mirror.
-    fn locate(&self, folder: &Url, href: &str) -> Result<Option<Located>, ConnectorError> {
+    /// Where `href`, listed in `folder`, points: inside the folder, the folder itself (or
+    /// beside it, still below the base), or outside the base — a URL that is not the server's
+    /// own name for it (a proxy rewriting paths, another case or Unicode form), or a hostile
+    /// listing; each such href is refused alone.
+    fn locate(&self, folder: &Url, href: &str) -> Result<Place, ConnectorError> {
         let resolved = folder.join(href).map_err(|error| {
             ConnectorError::protocol(shown(folder), format!("the listed href {href:?}: {error}"))
         })?;
@@ -127,22 +136,31 @@ impl WebDavConnector {
         let folder_path = decoded_path(folder);
         let Some(relative) = path.strip_prefix(self.base_path.as_str()) else {
             if path.trim_end_matches('/') == self.base_path.trim_end_matches('/') {
-                return Ok(None);
+                return Ok(Place::Elsewhere);
             }
-            let message = format!(
-                "the server lists {path:?}, outside {:?}; write the folder's URL as the server \
-                 spells it",
-                self.base_path
-            );
-            return Err(ConnectorError::protocol(shown(folder), message));
+            return Ok(Place::OutsideBase(path));
         };
         let inside_folder = path
             .strip_prefix(folder_path.as_str())
             .is_some_and(|name| !name.trim_end_matches('/').is_empty());
-        Ok(inside_folder.then(|| Located {
-            relative: relative.trim_end_matches('/').to_string(),
-            url,
-        }))
+        Ok(match inside_folder {
+            true => Place::Inside(Located {
+                relative: relative.trim_end_matches('/').to_string(),
+                url,
+            }),
+            false => Place::Elsewhere,
+        })
+    }
+
+    /// The base listed nothing but hrefs outside it: the URL is not the server's own name for
+    /// the folder, and a listing that silently found nothing would empty the mirror.
+    fn misnamed_base(&self, outside: &str) -> ConnectorError {
+        let message = format!(
+            "the server lists {outside:?}, outside {:?}; write the folder's URL as the server \
+             spells it",
+            self.base_path
+        );
+        ConnectorError::protocol(shown(&self.base), message)
     }
 
     /// An error status with what the operator can do about it.
@@ -180,14 +198,29 @@ impl Connector for WebDavConnector {
         let mut listed_ids = HashSet::new();
         let mut listed_folders = HashSet::from([self.base_path.clone()]);
         let mut pending = VecDeque::from([(self.base.clone(), 0)]);
+        let mut refused = Vec::new();
         while let Some((folder, depth)) = pending.pop_front() {
             let Some(resources) = self.list_folder(&folder)? else {
                 continue;
             };
+            let (mut inside, mut outside) = (0, None);
             for resource in resources {
-                let Some(located) = self.locate(&folder, &resource.href)? else {
-                    continue;
+                let located = match self.locate(&folder, &resource.href)? {
+                    Place::Inside(located) => located,
+                    Place::Elsewhere => continue,
+                    Place::OutsideBase(path) => {
+                        refused.push(ObjectFailure {
+                            object: format!("{}{path}", shown(&self.base)),
+                            reason: format!(
+                                "listed in {} but outside the source's folder; not mirrored",
+                                shown(&folder)
+                            ),
+                        });
+                        outside.get_or_insert(path);
+                        continue;
+                    }
                 };
+                inside += 1;
                 if !resource.properties.collection {
                     if listed_ids.insert(located.url.path().to_string()) {
                         objects.push(remote_object(located, resource.properties));
@@ -201,8 +234,11 @@ impl Connector for WebDavConnector {
                     pending.push_back((as_folder(located.url), depth + 1));
                 }
             }
+            if let (0, Some(outside), true) = (inside, outside, folder == self.base) {
+                return Err(self.misnamed_base(&outside));
+            }
         }
-        Ok(Listed::complete(objects))
+        Ok(Listed::complete_refusing(objects, refused))
     }
 
     fn fetch(
@@ -331,10 +367,10 @@ mod tests {
 
     fn located(connector: &WebDavConnector, folder: &str, href: &str) -> Option<(String, String)> {
         let folder = Url::parse(folder).unwrap();
-        connector
-            .locate(&folder, href)
-            .unwrap()
-            .map(|located| (located.url.to_string(), located.relative))
+        match connector.locate(&folder, href).unwrap() {
+            Place::Inside(located) => Some((located.url.to_string(), located.relative)),
+            Place::Elsewhere | Place::OutsideBase(_) => None,
+        }
     }
 
     #[test]
@@ -383,16 +419,17 @@ mod tests {
     }
 
     #[test]
-    fn an_href_outside_the_base_is_an_error_naming_the_folder() {
+    fn an_href_outside_the_base_is_placed_outside() {
         let dav = connector("https://cloud.example.com/dav/docs/");
         let folder = Url::parse("https://cloud.example.com/dav/docs/").unwrap();
-        let Err(error) = dav.locate(&folder, "/remote.php/dav/docs/a.txt") else {
-            panic!("an href outside the base was accepted");
-        };
+        let place = dav.locate(&folder, "/remote.php/dav/docs/a.txt").unwrap();
         assert!(
-            error
-                .to_string()
-                .contains("webdav+https://cloud.example.com/dav/docs/"),
+            matches!(&place, Place::OutsideBase(path) if path == "/remote.php/dav/docs/a.txt"),
+            "an href outside the base was placed inside"
+        );
+        let error = dav.misnamed_base("/remote.php/dav/docs/a.txt").to_string();
+        assert!(
+            error.contains("webdav+https://cloud.example.com/dav/docs/"),
             "{error}"
         );
     }

@@ -409,3 +409,46 @@ fn mirrors_over_smart_http() {
         server.log()
     );
 }
+
+#[test]
+fn a_git_server_that_redirects_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    repository(root.path());
+    let git_port = common::free_port();
+    let mut git_server = Command::new(common::python());
+    git_server
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/git_http.py"))
+        .arg(git_port.to_string())
+        .arg(root.path());
+    let git_server = common::Server::start(
+        git_server,
+        git_port,
+        root.path().join("server.log"),
+        "install Python 3 and Git (git http-backend)",
+    );
+    let port = common::free_port();
+    let mut redirecting = Command::new(common::python());
+    redirecting
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/redirecting.py"))
+        .args([&port.to_string(), "302", &format!("http://127.0.0.1:{git_port}")]);
+    let _redirecting = common::Server::start(
+        redirecting,
+        port,
+        root.path().join("redirecting.log"),
+        "install Python 3",
+    );
+
+    let url: SourceUrl = format!("git+http://127.0.0.1:{port}/remote#main")
+        .parse()
+        .unwrap();
+    let mirror = root.path().join("mirror");
+    let connector = Counting::new(&url, &mirror);
+    let error = sync(&url, &connector, &mirror, &limits(), &no_readers).unwrap_err();
+    assert!(error.to_string().contains(&url.to_string()), "{error}");
+    assert_eq!(
+        git_server.count("GET /remote"),
+        0,
+        "the redirect was followed: {}",
+        git_server.log()
+    );
+}

@@ -334,3 +334,103 @@ fn an_endless_tree_is_walked_to_a_bounded_depth_and_each_folder_once() {
     let deepest = format!("{}f.txt", "deeper/".repeat(64));
     assert!(objects.iter().any(|o| o.path == deepest));
 }
+
+/// `tests/common/redirecting.py`: a server answering with `status` and a Location on `target`.
+fn redirecting(status: u16, target: &str, mode: &str, logs: &Path) -> Server {
+    let port = free_port();
+    let mut command = Command::new(python());
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/redirecting.py"))
+        .args([&port.to_string(), &status.to_string(), target, mode]);
+    let log = logs.join(format!("redirecting-{port}.log"));
+    Server::start(command, port, log, "install Python 3")
+}
+
+#[test]
+fn redirects_to_another_server_are_refused() {
+    let scene = scene();
+    write(&scene.root, "internal/secret.txt", "internal only");
+    let internal = anonymous_server(&scene.root, &scene.logs);
+    let internal_url = format!("http://127.0.0.1:{}", internal.port);
+
+    let listing_moved = redirecting(307, &internal_url, "redirect", &scene.logs);
+    let url = source(&listing_moved, "internal");
+    let connector = connect(&url, &ConnectorSettings::default(), &scene.state).unwrap();
+    let message = connector.list(None).unwrap_err().to_string();
+    assert!(message.contains("another server"), "{message}");
+
+    let download_moved = redirecting(302, &internal_url, "listing", &scene.logs);
+    let url = source(&download_moved, "internal");
+    let connector = connect(&url, &ConnectorSettings::default(), &scene.state).unwrap();
+    let report = sync(&url, &*connector, &scene.mirror, &limits(), &no_readers).unwrap();
+    assert_eq!(report.fetched, 0, "{report:?}");
+    assert!(
+        report.failures[0].reason.contains("another server"),
+        "{report:?}"
+    );
+    assert_eq!(mirrored(&scene.mirror, "secret.txt"), None);
+    assert_eq!(
+        internal.count("internal"),
+        0,
+        "the internal server was asked: {}",
+        internal.log()
+    );
+}
+
+/// A server listing, in `/base/`, one file inside it and one outside it; GET serves any path.
+const ONE_HREF_OUTSIDE: &str = r#"
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+def response(href, collection):
+    kind = "<d:collection/>" if collection else ""
+    return (f'<d:response><d:href>{href}</d:href><d:propstat><d:prop><d:resourcetype>{kind}'
+        f'</d:resourcetype><d:getetag>"1"</d:getetag></d:prop><d:status>HTTP/1.1 200 OK'
+        '</d:status></d:propstat></d:response>')
+
+class Listing(BaseHTTPRequestHandler):
+    def do_PROPFIND(self):
+        body = ('<d:multistatus xmlns:d="DAV:">' + response("/base/", True)
+            + response("/base/good.txt", False) + response("/elsewhere/evil.txt", False)
+            + '</d:multistatus>').encode()
+        self.send_response(207)
+        self.send_header("Content-Type", "application/xml; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        body = f"text of {self.path}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Listing).serve_forever()
+"#;
+
+#[test]
+fn an_href_outside_the_folder_is_refused_alone() {
+    let scene = scene();
+    let script = scene.logs.join("outside.py");
+    std::fs::write(&script, ONE_HREF_OUTSIDE).unwrap();
+    let port = free_port();
+    let mut command = Command::new(python());
+    command.arg(&script).arg(port.to_string());
+    let _server = Server::start(command, port, scene.logs.join("outside.log"), "python3");
+    let url: SourceUrl = format!("webdav+http://127.0.0.1:{port}/base/")
+        .parse()
+        .unwrap();
+    let connector = connect(&url, &ConnectorSettings::default(), &scene.state).unwrap();
+    let report = sync(&url, &*connector, &scene.mirror, &limits(), &no_readers).unwrap();
+    assert_eq!(report.fetched, 1, "{report:?}");
+    assert_eq!(
+        mirrored(&scene.mirror, "good.txt").as_deref(),
+        Some("text of /base/good.txt")
+    );
+    assert_eq!(report.failures.len(), 1, "{report:?}");
+    assert!(
+        report.failures[0].object.ends_with("/elsewhere/evil.txt"),
+        "{report:?}"
+    );
+}

@@ -126,7 +126,8 @@ pub struct Conversation {
     pub id: ConversationId,
     pub created_ms: i64,
     pub updated_ms: i64,
-    /// The name of the API key that started it; `None` for the machine's owner.
+    /// The API key that started it (its name and a fingerprint of its value and groups);
+    /// `None` for the machine's owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
     pub turns: Vec<Turn>,

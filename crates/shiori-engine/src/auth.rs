@@ -83,9 +83,10 @@ impl AuthConfig {
 }
 
 impl KeyConfig {
+    /// The reader of this entry by name alone (`--as NAME`, where no value is presented).
     fn reader(&self) -> Reader {
         Reader {
-            key: Some(self.name.clone()),
+            owner: Some(self.name.clone()),
             access: if self.admin {
                 Access::Everything
             } else {
@@ -104,9 +105,12 @@ impl KeyConfig {
 /// Who a request reads as.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reader {
-    /// The key's name; `None` for the machine's owner (local commands, a server without named
-    /// keys), whose conversations are everyone's.
-    pub key: Option<String>,
+    /// Who owns the conversations and MCP sessions this reader starts: a presented key's name
+    /// with a fingerprint of its value and what it reads, so a key given a new value or other
+    /// groups (or a new key under an old name) does not read what the old one was answered;
+    /// `None` for the machine's owner (local commands, a server without named keys), whose
+    /// conversations are everyone's.
+    pub owner: Option<String>,
     pub access: Access,
     /// May reindex, upload, delete and evaluate.
     pub admin: bool,
@@ -116,7 +120,7 @@ impl Reader {
     /// The machine's owner: reads and may do everything.
     pub fn owner() -> Reader {
         Reader {
-            key: None,
+            owner: None,
             access: Access::Everything,
             admin: true,
         }
@@ -126,7 +130,7 @@ impl Reader {
     /// and owns no conversation anyone else has.
     pub fn nobody() -> Reader {
         Reader {
-            key: Some(String::new()),
+            owner: Some(String::new()),
             access: Access::Groups(BTreeSet::new()),
             admin: false,
         }
@@ -153,7 +157,7 @@ impl Keyring {
             .keys
             .iter()
             .map(|key| match std::env::var(&key.env) {
-                Ok(value) if !value.is_empty() => Ok((digest(&value), key.reader())),
+                Ok(value) if !value.is_empty() => Ok(presented_key(&value, key)),
                 _ => Err(EngineError::Invalid(format!(
                     "the API key {:?} reads its value from ${}, which is not set",
                     key.name, key.env
@@ -175,7 +179,7 @@ impl Keyring {
         Keyring {
             keys: keys
                 .into_iter()
-                .map(|(value, key)| (digest(&value), key.reader()))
+                .map(|(value, key)| presented_key(&value, &key))
                 .collect(),
         }
     }
@@ -196,6 +200,29 @@ impl Keyring {
             }
         })
     }
+}
+
+/// A key's digest and the reader it stands for, owning what it starts under its name and a
+/// fingerprint of its value, groups and admin right.
+fn presented_key(value: &str, key: &KeyConfig) -> (Vec<u8>, Reader) {
+    let value_digest = digest(value);
+    let mut reader = key.reader();
+    let mut fingerprint = Sha256::new();
+    fingerprint.update(b"shiori conversation owner\0");
+    fingerprint.update(&value_digest);
+    fingerprint.update([u8::from(reader.admin)]);
+    if let Access::Groups(groups) = &reader.access {
+        for group in groups {
+            fingerprint.update(group.as_bytes());
+            fingerprint.update([0]);
+        }
+    }
+    let fingerprint: String = fingerprint.finalize()[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    reader.owner = Some(format!("{}#{fingerprint}", key.name));
+    (value_digest, reader)
 }
 
 fn digest(value: &str) -> Vec<u8> {
@@ -226,7 +253,7 @@ mod tests {
             ("root-secret".to_string(), key("root", &[], true)),
         ]);
         let hr = keyring.reader("hr-secret").unwrap();
-        assert_eq!(hr.key.as_deref(), Some("hr"));
+        assert!(hr.owner.as_deref().unwrap().starts_with("hr#"), "{hr:?}");
         assert_eq!(hr.access, Access::Groups(["hr".to_string()].into()));
         assert!(!hr.admin);
         assert_eq!(
@@ -235,6 +262,18 @@ mod tests {
         );
         assert!(keyring.reader("hr-secre").is_none());
         assert!(keyring.reader("").is_none());
+    }
+
+    #[test]
+    fn a_key_with_a_new_value_or_other_groups_owns_nothing_of_the_old_one() {
+        let owner = |value: &str, groups: &[&str]| {
+            let keyring = Keyring::from_keys([(value.to_string(), key("sales", groups, false))]);
+            keyring.reader(value).unwrap().owner.clone()
+        };
+        let before = owner("old-secret", &["sales", "hr"]);
+        assert_eq!(before, owner("old-secret", &["hr", "sales"]));
+        assert_ne!(before, owner("new-secret", &["sales", "hr"]));
+        assert_ne!(before, owner("old-secret", &["sales"]));
     }
 
     #[test]

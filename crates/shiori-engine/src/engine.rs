@@ -346,7 +346,10 @@ impl Engine {
                         .into(),
                 ))
             }
-            Some(id) => Cow::Owned(self.conversation(id, options.owner.as_deref())?.turns),
+            Some(id) => Cow::Owned(
+                self.conversation_to_continue(id, options.owner.as_deref())?
+                    .turns,
+            ),
             None => Cow::Borrowed(options.history.as_slice()),
         };
         let chain = self.config.pipeline.chain(options.pipeline);

@@ -50,6 +50,11 @@ pub enum EngineError {
     Random(getrandom::Error),
     #[error("no conversation with conversation_id {0}")]
     UnknownConversation(shiori_core::ConversationId),
+    #[error(
+        "conversation {0} has {max} turns, the most one keeps: start a new conversation",
+        max = crate::conversation::MAX_TURNS
+    )]
+    ConversationFull(shiori_core::ConversationId),
 }
 
 impl EngineError {

@@ -92,7 +92,7 @@ async fn start(
     ApiError,
 > {
     job.filters.access = job.reader.access.clone();
-    job.options.owner = job.reader.key.clone();
+    job.options.owner = job.reader.owner.clone();
     let permit = crate::admission::admit(state).await?;
     let running = Running {
         job,
@@ -133,11 +133,14 @@ pub async fn answer_streamed(
 ) -> Result<mpsc::Receiver<Streamed>, ApiError> {
     let started = Instant::now();
     if let Some(id) = job.options.conversation.clone() {
-        // A whole answer reports an unknown conversation itself; a stream must know before it
-        // starts, so the id is a 404 and not an `error` event.
+        // A whole answer reports an unknown or full conversation itself; a stream must know
+        // before it starts, so the id is a 404 (or 409) and not an `error` event.
         let engine = Arc::clone(&job.engine);
-        let owner = job.reader.key.clone();
-        tokio::task::spawn_blocking(move || engine.conversation(&id, owner.as_deref())).await??;
+        let owner = job.reader.owner.clone();
+        tokio::task::spawn_blocking(move || {
+            engine.conversation_to_continue(&id, owner.as_deref())
+        })
+        .await??;
     }
     let (running, permit, timer) = start(state, job).await?;
     let (sender, receiver) = mpsc::channel::<Streamed>(STREAM_BUFFER);

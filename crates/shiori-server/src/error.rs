@@ -76,6 +76,7 @@ impl ApiError {
             }
             ApiError::Engine(EngineError::Invalid(_)) => StatusCode::BAD_REQUEST,
             ApiError::Engine(EngineError::UnknownConversation(_)) => StatusCode::NOT_FOUND,
+            ApiError::Engine(EngineError::ConversationFull(_)) => StatusCode::CONFLICT,
             // Another process (`shiori index`) writes the index: retry when it is done.
             ApiError::Engine(EngineError::Store(StoreError::Busy { .. })) => StatusCode::CONFLICT,
             ApiError::Engine(error) if error.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
@@ -100,6 +101,7 @@ impl ApiError {
             ApiError::Overloaded { .. } => "overloaded",
             ApiError::Engine(EngineError::Invalid(_)) => "bad_request",
             ApiError::Engine(EngineError::UnknownConversation(_)) => "not_found",
+            ApiError::Engine(EngineError::ConversationFull(_)) => "conversation_full",
             ApiError::Engine(EngineError::Store(StoreError::Busy { .. })) => "conflict",
             ApiError::Engine(error) if error.is_unavailable() => "database_unavailable",
             ApiError::Engine(_) => "engine_error",

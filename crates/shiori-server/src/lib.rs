@@ -12,6 +12,7 @@ mod error;
 mod freshness;
 mod json;
 mod mcp;
+mod mcp_sessions;
 mod metrics;
 mod openai;
 mod progress;

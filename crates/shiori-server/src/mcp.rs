@@ -152,9 +152,13 @@ impl McpHandler {
             access: reader.access,
             ..Filters::default()
         };
-        let retrieved =
-            tokio::task::spawn_blocking(move || engine.search(&query, &retrieval, &filters))
-                .await??;
+        // A search embeds the query: it waits for a query slot as answers do.
+        let permit = crate::admission::admit(&self.state).await?;
+        let retrieved = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            engine.search(&query, &retrieval, &filters)
+        })
+        .await??;
         Ok(Reply {
             text: hits_text(&retrieved.hits),
             structured: json!({"hits": retrieved.hits}),

@@ -1,12 +1,12 @@
 use crate::connections::ConnectionLimits;
 use crate::error::ApiError;
+use crate::mcp_sessions::McpSessions;
 use crate::metrics::Metrics;
 use crate::progress::ReindexProgress;
 use crate::ServerError;
 use arc_swap::ArcSwap;
 use serde::Serialize;
 use shiori_engine::{Engine, EngineError, Keyring};
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
@@ -103,33 +103,6 @@ pub struct AppState {
     pub uploads_dir: PathBuf,
     pub mcp_sessions: McpSessions,
     bound: OnceLock<SocketAddr>,
-}
-
-/// The key that opened each MCP session (`None`: the machine's owner, when no keys are set).
-#[derive(Default)]
-pub struct McpSessions(Mutex<HashMap<String, Option<String>>>);
-
-impl McpSessions {
-    pub fn open(&self, session: &str, key: Option<String>) {
-        if let Ok(mut sessions) = self.0.lock() {
-            sessions.insert(session.to_string(), key);
-        }
-    }
-
-    pub fn close(&self, session: &str) {
-        if let Ok(mut sessions) = self.0.lock() {
-            sessions.remove(session);
-        }
-    }
-
-    /// Whether `session` was opened by `key`; an unknown session belongs to nobody.
-    pub fn belongs_to(&self, session: &str, key: Option<&str>) -> bool {
-        self.0.lock().is_ok_and(|sessions| {
-            sessions
-                .get(session)
-                .is_some_and(|owner| owner.as_deref() == key)
-        })
-    }
 }
 
 impl AppState {
@@ -295,24 +268,5 @@ impl<'a> Running<'a> {
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.0.end();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_mcp_session_belongs_to_the_key_that_opened_it() {
-        let sessions = McpSessions::default();
-        sessions.open("s1", Some("hr".into()));
-        sessions.open("s2", None);
-        assert!(sessions.belongs_to("s1", Some("hr")));
-        assert!(!sessions.belongs_to("s1", Some("sales")));
-        assert!(!sessions.belongs_to("s1", None));
-        assert!(sessions.belongs_to("s2", None));
-        assert!(!sessions.belongs_to("unknown", None));
-        sessions.close("s1");
-        assert!(!sessions.belongs_to("s1", Some("hr")));
     }
 }

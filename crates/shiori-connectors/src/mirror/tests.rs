@@ -50,6 +50,7 @@ impl Connector for Memory {
         Ok(Listed {
             listing,
             cursor: Some(format!("after-{}", ids.len())),
+            refused: Vec::new(),
         })
     }
 

@@ -18,7 +18,7 @@ pub async fn start(
     Extension(reader): Extension<Reader>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let id = blocking(&state, move |engine| {
-        Ok(engine.start_conversation(reader.key.as_deref())?)
+        Ok(engine.start_conversation(reader.owner.as_deref())?)
     })
     .await?;
     Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
@@ -31,7 +31,7 @@ pub async fn list(
     Extension(reader): Extension<Reader>,
 ) -> Result<Json<Value>, ApiError> {
     let conversations = blocking(&state, move |engine| {
-        Ok(engine.conversations(reader.key.as_deref())?)
+        Ok(engine.conversations(reader.owner.as_deref())?)
     })
     .await?;
     Ok(Json(json!({ "conversations": conversations })))
@@ -45,7 +45,7 @@ pub async fn get_one(
 ) -> Result<Json<Conversation>, ApiError> {
     let id = path_id(&id)?;
     let conversation = blocking(&state, move |engine| {
-        Ok(engine.conversation(&id, reader.key.as_deref())?)
+        Ok(engine.conversation(&id, reader.owner.as_deref())?)
     })
     .await?;
     Ok(Json(conversation))
@@ -60,7 +60,7 @@ pub async fn delete(
     let id = path_id(&id)?;
     let deleted = id.clone();
     blocking(&state, move |engine| {
-        Ok(engine.delete_conversation(&id, reader.key.as_deref())?)
+        Ok(engine.delete_conversation(&id, reader.owner.as_deref())?)
     })
     .await?;
     Ok(Json(json!({ "deleted": deleted })))

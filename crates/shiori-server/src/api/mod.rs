@@ -26,7 +26,6 @@ use futures_util::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use shiori_engine::{Reader, ShownPaths};
-use std::sync::Arc;
 
 /// Every route the server answers, with auth, limits, timeouts and request metrics.
 pub fn router(state: SharedState) -> Router {
@@ -92,7 +91,7 @@ fn mcp_service(state: &SharedState) -> StreamableHttpService<McpHandler, LocalSe
     let handler_state = state.clone();
     StreamableHttpService::new(
         move || Ok(McpHandler::new(handler_state.clone())),
-        Arc::new(LocalSessionManager::default()),
+        state.mcp_sessions.transport(),
         config,
     )
 }
@@ -219,7 +218,7 @@ async fn bind_mcp_sessions(
     let key = request
         .extensions()
         .get::<Reader>()
-        .and_then(|reader| reader.key.clone());
+        .and_then(|reader| reader.owner.clone());
     let session = request
         .headers()
         .get(MCP_SESSION_HEADER)
@@ -242,7 +241,7 @@ async fn bind_mcp_sessions(
                 .get(MCP_SESSION_HEADER)
                 .and_then(|value| value.to_str().ok());
             if let Some(opened) = opened {
-                state.mcp_sessions.open(opened, key);
+                state.mcp_sessions.open(opened, key).await;
             }
         }
         Some(_) => {}

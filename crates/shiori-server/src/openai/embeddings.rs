@@ -65,9 +65,12 @@ pub async fn embeddings(
     let engine = state.engine();
     let texts = request.input.texts()?;
     let embed_as = request.input_type;
+    // Embedding takes the cores an answer needs: it waits for a query slot as answers do.
+    let permit = crate::admission::admit(&state).await?;
     let (vectors, tokens) = tokio::task::spawn_blocking({
         let engine = std::sync::Arc::clone(&engine);
         move || -> Result<_, ApiError> {
+            let _permit = permit;
             let borrowed: Vec<&str> = texts.iter().map(String::as_str).collect();
             let vectors = engine.embed(&borrowed, embed_as)?;
             let tokens: usize = borrowed
