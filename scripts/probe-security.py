@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Probes a running `shiori serve` for the holes of issue 31 and prints PASS or FAIL for each.
+"""Probes a running `shiori serve` for the holes of issues 31 and 48; prints PASS or FAIL for each.
 
 Usage:
     scripts/probe-security.py http://127.0.0.1:8000 --admin-key A --group-key H --group hr \
@@ -237,6 +237,62 @@ def probe_small(server):
     report("6 a request without Host is refused", status == "400", f"{status}")
 
 
+def probe_round_three(server, idle_seconds):
+    """7. slow and idle clients, MCP session caps, echoes that tell a real folder from a guess."""
+    with socket.create_connection((server.host, server.port), timeout=idle_seconds + 30) as idle:
+        started = time.monotonic()
+        try:
+            closed = idle.recv(1) == b""
+        except OSError:
+            closed = True
+        waited = time.monotonic() - started
+    report("7 an idle connection is closed", closed and waited <= idle_seconds + 5,
+           f"closed after {waited:.0f} s")
+
+    # Another loopback address is another client, as a flood from elsewhere would be.
+    source = ("127.0.0.2", 0) if server.host in ("127.0.0.1", "localhost") else None
+    flood = []
+    try:
+        for _ in range(2000):
+            flood.append(socket.create_connection((server.host, server.port), timeout=10,
+                                                  source_address=source))
+    except OSError as error:
+        report("7 2,000 idle connections opened", False, f"after {len(flood)}: {error}")
+    status, _, _ = server.request("GET", "/healthz")
+    report("7 a request is answered past 2,000 idle connections", status == 200,
+           f"{len(flood)} idle, /healthz {status}")
+    for connection in flood:
+        connection.close()
+
+    accept = {"Accept": "application/json, text/event-stream"}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}}}
+    sessions = []
+    for _ in range(40):
+        _, headers, _ = server.request("POST", "/mcp", "group", initialize, accept)
+        sessions.append(headers.get("mcp-session-id"))
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "resources/list"}
+    first, _, _ = server.request("POST", "/mcp", "group", listing,
+                                 dict(accept, **{"Mcp-Session-Id": sessions[0]}))
+    report("7 a key's oldest MCP session closes past its cap", first == 404,
+           f"first of 40 sessions: {first}")
+
+    guesses = [os.path.realpath("."), "/srv/probe-guess/docs"]
+    echoed = []
+    started, _, body = server.request("POST", "/api/conversations", "group",
+                                      headers={"X-Shiori-Request": "1"})
+    conversation = json.loads(body).get("id") if started == 201 else None
+    for guess in guesses:
+        server.query("group", {"question": f"Is {guess}/a.txt here?",
+                               "conversation_id": conversation})
+    _, _, body = server.request("GET", f"/api/conversations/{conversation}", "group")
+    for turn in json.loads(body).get("turns", []):
+        echoed.append(turn.get("question"))
+    report("7 a question naming a folder comes back as asked",
+           echoed == [f"Is {guess}/a.txt here?" for guess in guesses], f"{echoed}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("url")
@@ -245,6 +301,8 @@ def main():
     parser.add_argument("--group", required=True)
     parser.add_argument("--other-key", required=True, help="a key without --group")
     parser.add_argument("--data-dir", help="the server's data directory (embedded store)")
+    parser.add_argument("--idle-seconds", type=float, default=30,
+                        help="the server's --header-timeout-secs")
     args = parser.parse_args()
     server = Server(args.url, {"admin": args.admin_key, "group": args.group_key,
                                "other": args.other_key})
@@ -254,6 +312,7 @@ def main():
     probe_paths(server, args.data_dir)
     probe_side_channels(server, args.group)
     probe_small(server)
+    probe_round_three(server, args.idle_seconds)
     failed = RESULTS.count(False)
     print(f"{len(RESULTS) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

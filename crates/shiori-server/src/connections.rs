@@ -54,7 +54,9 @@ fn default_max_connections() -> usize {
 
 /// The soft "Max open files" of `/proc/self/limits`.
 fn open_files_limit(limits: &str) -> Option<usize> {
-    let line = limits.lines().find(|line| line.starts_with("Max open files"))?;
+    let line = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))?;
     line.split_whitespace().nth(3)?.parse().ok()
 }
 
@@ -173,7 +175,11 @@ impl OpenConnections {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        let mut counts = self.open.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut counts = self
+            .open
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         counts.total -= 1;
         if let Some(count) = counts.by_client.get_mut(&self.client) {
             *count -= 1;
@@ -205,7 +211,10 @@ mod tests {
         assert!(open.admit(one).is_none());
         assert!(open.admit(other).is_some());
         drop(first);
-        assert!(open.admit(one).is_some(), "a closed connection frees its place");
+        assert!(
+            open.admit(one).is_some(),
+            "a closed connection frees its place"
+        );
     }
 
     #[test]
@@ -226,6 +235,9 @@ mod tests {
                       Max processes             95086                95086                processes \n\
                       Max open files            1024                 524288               files     \n";
         assert_eq!(open_files_limit(limits), Some(1024));
-        assert_eq!(open_files_limit("Max open files  unlimited unlimited files"), None);
+        assert_eq!(
+            open_files_limit("Max open files  unlimited unlimited files"),
+            None
+        );
     }
 }

@@ -130,7 +130,8 @@ impl ApiError {
             ApiError::Engine(error) if error.is_unavailable() => {
                 format!("the database is unavailable; retry in {DATABASE_RETRY_AFTER_SECS} s")
             }
-            _ => self.to_string(),
+            // A message may quote the caller's words: every absolute path in it is cut alike.
+            _ => shiori_engine::without_absolute_paths(&self.to_string()),
         };
         let mut body =
             json!({"error": {"code": self.code(), "message": message, "type": self.kind()}});

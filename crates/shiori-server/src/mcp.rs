@@ -295,7 +295,7 @@ impl ServerHandler for McpHandler {
             Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "{}: {}",
                 error.code(),
-                self.state.engine().shown_paths().redact(&error.to_string())
+                shiori_engine::without_absolute_paths(&error.to_string())
             ))]),
         };
         Ok(result.into())

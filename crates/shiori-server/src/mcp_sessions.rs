@@ -126,7 +126,9 @@ mod tests {
         sessions.admit("other", Some("sales".into()), start);
         for n in 0..SESSIONS_PER_OWNER {
             let at = start + Duration::from_secs(n as u64);
-            assert!(sessions.admit(&format!("hr-{n}"), Some("hr".into()), at).is_empty());
+            assert!(sessions
+                .admit(&format!("hr-{n}"), Some("hr".into()), at)
+                .is_empty());
         }
         let later = start + Duration::from_secs(SESSIONS_PER_OWNER as u64);
         let closed = sessions.admit("hr-new", Some("hr".into()), later);

@@ -107,6 +107,14 @@ async fn two_thousand_idle_connections_do_not_keep_a_request_from_being_answered
             matches!(read, Ok(Ok(0) | Err(_)))
         });
     }
-    let closed = reads.join_all().await.into_iter().filter(|closed| *closed).count();
-    assert_eq!(closed, 1_000, "connections past the per-client cap are closed");
+    let closed = reads
+        .join_all()
+        .await
+        .into_iter()
+        .filter(|closed| *closed)
+        .count();
+    assert_eq!(
+        closed, 1_000,
+        "connections past the per-client cap are closed"
+    );
 }

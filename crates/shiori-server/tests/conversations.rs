@@ -116,3 +116,51 @@ async fn unknown_and_malformed_ids_are_refused() {
         assert_names_the_field(status, &body);
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_holds_at_most_its_turns_and_an_owner_its_conversations() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    server.reindex().await;
+    let (_, started) = server.post("/api/conversations", Value::Null).await;
+    let id = started["id"].as_str().unwrap().to_string();
+    let stored = shiori_store_embedded::SqliteConversations::open(&server.data_dir()).unwrap();
+    let parsed = shiori_core::ConversationId::parse(&id).unwrap();
+    let turn = shiori_core::Turn {
+        question: "How do I connect to the office VPN?".into(),
+        answer: "Install the WireGuard client.".into(),
+        refused: false,
+        sources: Vec::new(),
+        at_ms: 1,
+    };
+    for _ in 0..shiori_engine::MAX_TURNS {
+        use shiori_store::ConversationStore;
+        assert!(stored.append_turn(&parsed, &turn).unwrap());
+    }
+    for accept in ["application/json", "text/event-stream"] {
+        let body = json!({"question": "And from home?", "conversation_id": id});
+        let request = server.client.post(server.url("/api/query")).json(&body);
+        let response = request.header("accept", accept).send().await.unwrap();
+        let (status, refused) = status_and_json(response).await;
+        assert_eq!(status, 409, "{refused}");
+        assert_eq!(error_code(&refused), "conversation_full");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("start a new conversation"), "{message}");
+    }
+
+    let mut ids = vec![id];
+    for _ in 0..shiori_engine::MAX_CONVERSATIONS {
+        let (status, started) = server.post("/api/conversations", Value::Null).await;
+        assert_eq!(status, 201, "{started}");
+        ids.push(started["id"].as_str().unwrap().to_string());
+    }
+    let (_, listed) = server.get("/api/conversations").await;
+    let kept: Vec<&str> = listed["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|conversation| conversation["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept.len(), shiori_engine::MAX_CONVERSATIONS);
+    assert!(!kept.contains(&ids[0].as_str()), "the oldest was forgotten");
+    assert!(kept.contains(&ids.last().unwrap().as_str()));
+}

@@ -157,3 +157,61 @@ fn forbidden_paths(server: &TestServer) -> Vec<String> {
     paths.dedup();
     paths
 }
+
+/// A caller's words come back as they were sent whether or not they name the server's real
+/// folder: were only the real one rewritten, any echo would answer "is this where the files
+/// live?" for each guess.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_echo_does_not_tell_a_real_folder_from_a_guess() {
+    let server = TestServer::start(ServerOptions::default()).await;
+    server.reindex().await;
+    let real = server.corpus_dir().canonicalize().unwrap();
+    let real = real.display().to_string();
+    let guess = "/srv/shiori-guess/corpus".to_string();
+
+    let (_, started) = server
+        .post("/api/conversations", serde_json::Value::Null)
+        .await;
+    let id = started["id"].as_str().unwrap().to_string();
+    for folder in [&real, &guess] {
+        let question = format!("Is {folder}/vpn.txt about the VPN?");
+        let (status, answer) = server
+            .post(
+                "/api/query",
+                json!({"question": question, "conversation_id": id}),
+            )
+            .await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    let (_, conversation) = server.get(&format!("/api/conversations/{id}")).await;
+    let asked: Vec<&str> = conversation["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|turn| turn["question"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            format!("Is {real}/vpn.txt about the VPN?"),
+            format!("Is {guess}/vpn.txt about the VPN?")
+        ]
+    );
+
+    let mut refusals = Vec::new();
+    for folder in [&real, &guess] {
+        let filters = json!({"source_prefix": format!("{folder}/vpn.txt")});
+        let (status, body) = server
+            .post(
+                "/api/query",
+                json!({"question": "VPN?", "filters": filters}),
+            )
+            .await;
+        assert_eq!(status, 400, "{body}");
+        refusals.push(body["error"]["message"].as_str().unwrap().to_string());
+    }
+    assert_eq!(
+        refusals[0], refusals[1],
+        "an error quoting a path reads the same for both"
+    );
+}

@@ -14,7 +14,6 @@ use crate::error::ApiError;
 use crate::mcp::McpHandler;
 use crate::openai;
 use crate::state::SharedState;
-use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::handler::Handler;
 use axum::http::{header, Method};
@@ -22,10 +21,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use futures_util::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use shiori_engine::{Reader, ShownPaths};
+use shiori_engine::Reader;
 
 /// Every route the server answers, with auth, limits, timeouts and request metrics.
 pub fn router(state: SharedState) -> Router {
@@ -78,7 +76,6 @@ pub fn router(state: SharedState) -> Router {
         ))
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
-        .layer(middleware::from_fn_with_state(state.clone(), redact_paths))
         .layer(middleware::from_fn_with_state(state.clone(), count))
         .layer(middleware::from_fn(headers::secure_headers))
         .with_state(state)
@@ -160,50 +157,6 @@ fn bearer_token(value: &str) -> Option<&str> {
         .then(|| token.trim_start_matches(' '))
 }
 
-/// Every body, sent whole or streamed (answers' events, MCP replies), loses the absolute paths
-/// of the server's folders: a message built from an I/O error names the file it failed on,
-/// and server paths never leave the server, whatever the status and however late a message
-/// is shown (a failed reindex's error is stored and shown by `/api/stats`).
-async fn redact_paths(State(state): State<SharedState>, request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
-    let shown = state.engine().shown_paths().clone();
-    let (mut parts, body) = response.into_parts();
-    parts.headers.remove(header::CONTENT_LENGTH);
-    let whole = body
-        .size_hint()
-        .exact()
-        .is_some_and(|size| size <= WHOLE_BODY_LIMIT as u64);
-    let body = if whole {
-        let Ok(bytes) = axum::body::to_bytes(body, WHOLE_BODY_LIMIT).await else {
-            return ApiError::Internal("the response could not be read".into()).into_response();
-        };
-        Body::from(redacted(&shown, bytes))
-    } else {
-        // A stream is redacted a frame at a time: each event is written as one frame.
-        let frames = body.into_data_stream();
-        Body::from_stream(frames.map(move |frame| frame.map(|bytes| redacted(&shown, bytes))))
-    };
-    Response::from_parts(parts, body)
-}
-
-/// Bodies read whole before they are redacted; longer ones are redacted as they stream.
-const WHOLE_BODY_LIMIT: usize = 16 << 20;
-
-/// `bytes` with the server's folders redacted, when they are text.
-fn redacted(shown: &ShownPaths, bytes: Bytes) -> Bytes {
-    match std::str::from_utf8(&bytes) {
-        Ok(text) => {
-            let redacted = shown.redact(text);
-            if redacted == text {
-                bytes
-            } else {
-                Bytes::from(redacted)
-            }
-        }
-        Err(_) => bytes,
-    }
-}
-
 /// An MCP session belongs to the key that opened it: a request naming another key's session is
 /// answered as if the session did not exist, so a leaked session id reads nothing another key
 /// may read.
@@ -270,7 +223,6 @@ async fn count(State(state): State<SharedState>, request: Request, next: Next) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
 
     #[test]
     fn the_bearer_scheme_is_case_insensitive() {
@@ -280,17 +232,5 @@ mod tests {
         for value in ["Basic k", "Bearerk", "Bearer"] {
             assert_eq!(bearer_token(value), None, "{value}");
         }
-    }
-
-    #[test]
-    fn text_loses_the_server_folders_and_bytes_stay() {
-        let shown = ShownPaths::new(Path::new("/srv/acme"), Vec::<PathBuf>::new());
-        let text = Bytes::from("{\"error\":\"/srv/acme/eval/qa.jsonl: not found\"}");
-        assert_eq!(
-            redacted(&shown, text),
-            Bytes::from("{\"error\":\"./eval/qa.jsonl: not found\"}")
-        );
-        let binary = Bytes::from_static(&[0xff, 0xfe, b'/']);
-        assert_eq!(redacted(&shown, binary.clone()), binary);
     }
 }
