@@ -111,7 +111,7 @@ pub(crate) fn asked(question: &str) -> Option<Asked> {
         .find(|(_, wordings)| {
             wordings
                 .iter()
-                .any(|wording| contains_wording(&lower, wording))
+                .any(|wording| asks_with(&lower, wording))
         })
         .map(|(kind, _)| *kind)?;
     // "How much" asks for money only beside a word of money; "how much storage" wants a
@@ -138,6 +138,29 @@ impl Asked {
         }
     }
 }
+
+/// Whether `question` (lower-cased) asks with `wording`: "when" asks only as the question's
+/// first word or before a verb that opens a question ("when is", "by when do"); "what do I
+/// use when I get called for jury duty" asks for a kind of leave, not a time.
+fn asks_with(question: &str, wording: &str) -> bool {
+    if wording != "when" {
+        return contains_wording(question, wording);
+    }
+    let words: Vec<&str> = question
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|word| !word.is_empty())
+        .collect();
+    words.iter().enumerate().any(|(at, word)| {
+        *word == "when"
+            && (at == 0 || words.get(at + 1).is_some_and(|next| QUESTION_VERBS.contains(next)))
+    })
+}
+
+/// Verbs that follow an asking "when".
+const QUESTION_VERBS: [&str; 19] = [
+    "do", "does", "did", "is", "are", "was", "were", "will", "would", "should", "shall", "can",
+    "could", "must", "may", "might", "has", "have", "had",
+];
 
 /// `wording` in `text` as words for English (so "due" is not found in "procedure"), anywhere
 /// for Japanese.
@@ -258,6 +281,12 @@ mod tests {
             ("有給休暇は何日もらえますか？", Some(Asked::Number)),
             ("When is payday?", Some(Asked::Time)),
             ("申請は何日前までに出せばいい？", Some(Asked::Time)),
+            ("So when do I hear back?", Some(Asked::Time)),
+            ("I'm resigning - by when should I tell my manager?", Some(Asked::Time)),
+            (
+                "What kind of leave do I use when I get called for jury duty?",
+                None,
+            ),
             ("What is the procedure to request leave?", None),
             ("Who approves travel?", None),
         ] {
