@@ -6,8 +6,9 @@ use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
 use shiori_core::{normal_group, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder, Filters};
+use shiori_ingest::limits::MAX_CHUNKS_PER_FILE;
 use shiori_ingest::{
-    chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, ChunkError,
+    chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, Budget, ChunkError,
     DiscoveredFile, IngestError, IngestFailure, LoadedFile, WalkOptions, Walked,
 };
 use shiori_models::embed_with_cache;
@@ -663,6 +664,11 @@ pub(crate) fn chunk_loaded(
         let config = if vector.is_some() { &whole } else { chunker };
         let pieces = chunk_document(document, config, Some(embedder))?;
         chunks.extend(pieces.into_iter().map(|chunk| (chunk, vector.clone())));
+        // Each chunk is embedded and written under the write lock: a file of tiny paragraphs
+        // must not hold it for hours.
+        if chunks.len() > MAX_CHUNKS_PER_FILE {
+            return Err(ChunkError::OverBudget(Budget::Chunks));
+        }
     }
     // Stamped after chunking: the chunkers read the loader's `doc_type`.
     if let Some(project) = readership.project {
@@ -720,6 +726,68 @@ fn take_vectors_that_fit(loaded: &mut LoadedFile, dimension: usize) -> Vec<Index
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Config;
+    use shiori_core::EmbedError;
+
+    /// Vectors of ones: the chunkers under test never ask for any.
+    struct Ones;
+
+    impl Embedder for Ones {
+        fn model_id(&self) -> &str {
+            "ones"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            Ok(texts.iter().map(|_| vec![1.0; 2]).collect())
+        }
+        fn embed_query(&self, _text: &str) -> Result<Vec<f32>, EmbedError> {
+            Ok(vec![1.0; 2])
+        }
+    }
+
+    #[test]
+    fn a_file_that_makes_more_chunks_than_its_budget_fails_naming_it() {
+        let chunker = ChunkerConfig {
+            kind: ChunkerKind::Fixed,
+            max_chars: 10,
+            overlap_chars: 0,
+            ..ChunkerConfig::default()
+        };
+        let text = "0123456789".repeat(MAX_CHUNKS_PER_FILE + 1);
+        let document = Document {
+            doc_id: "long.txt".into(),
+            title: "long".into(),
+            source: "long.txt".into(),
+            text,
+            modified: 0,
+            metadata: BTreeMap::new(),
+        };
+        let mut loaded = LoadedFile {
+            documents: vec![document],
+            ..LoadedFile::default()
+        };
+        let readers = ProjectReaders::new(&Config::default(), Path::new("/data"), |_| {
+            WalkOptions::default()
+        });
+        let readership = Readership {
+            project: None,
+            readers: &readers,
+            known: None,
+        };
+        let groups = FileGroups {
+            sidecar: None,
+            projects: None,
+        };
+        let Err(error) = chunk_loaded(&mut loaded, groups, readership, &chunker, &Ones) else {
+            panic!("a file over the chunk budget was chunked");
+        };
+        assert_eq!(
+            error.to_string(),
+            "over the per-file budget: it makes more than 50000 chunks"
+        );
+    }
 
     #[test]
     fn a_project_stamps_its_name_doc_type_and_metadata() {

@@ -1,3 +1,4 @@
+use crate::limits::Budget;
 use std::fmt;
 use std::path::PathBuf;
 use thiserror::Error;
@@ -26,6 +27,8 @@ pub enum IngestError {
     Unsupported { path: PathBuf },
     #[error("{}: encrypted PDF (it needs a password; remove it to index the file)", path.display())]
     Encrypted { path: PathBuf },
+    #[error("{}: over the per-file budget: it {budget}", path.display())]
+    OverBudget { path: PathBuf, budget: Budget },
     #[error("{}: no documents found", path.display())]
     NoDocuments { path: PathBuf },
     #[error("{}: no such file or folder", path.display())]

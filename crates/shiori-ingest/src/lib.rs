@@ -3,6 +3,7 @@
 mod chunk;
 mod error;
 mod hash;
+pub mod limits;
 mod load;
 mod markdown;
 mod normalize;
@@ -13,6 +14,7 @@ mod walk;
 pub use chunk::{chunk_document, ChunkError, CONTEXT_SEPARATOR};
 pub use error::{IngestError, IngestFailure};
 pub use hash::{content_hash, file_content_hash};
+pub use limits::Budget;
 pub use load::{is_supported, load_bytes, load_bytes_counting, load_file, JsonlStream, LoadedFile};
 pub use normalize::normalize;
 pub use samples::SampleError;

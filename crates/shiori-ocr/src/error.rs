@@ -25,6 +25,8 @@ pub enum OcrError {
     EngineUnavailable { languages: &'static str },
     #[error("reading the page took longer than the limit of {} s", .0.as_secs())]
     TimedOut(Duration),
+    #[error("the file's time for OCR ran out before this page was read")]
+    FileDeadline,
     #[error("Tesseract failed to read the page")]
     RecognitionFailed,
 }

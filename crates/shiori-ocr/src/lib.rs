@@ -20,7 +20,7 @@ mod text;
 pub use error::OcrError;
 pub use image::page_count;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The language sets a page is read with. Japanese comes first (its layout analysis handles mixed
 /// Japanese and Latin text). Tesseract tries every model of the set on each line, and the
@@ -58,6 +58,34 @@ pub struct OcrSettings {
     pub max_pixels: u64,
     /// A page still being read after this is given up.
     pub page_time_limit: Duration,
+    /// When the whole file's reading ends (its pages share it): a page not started by then is
+    /// not read, and one being read is stopped then, both with [`OcrError::FileDeadline`].
+    pub deadline: Option<Instant>,
+}
+
+impl OcrSettings {
+    /// How long the next reading may take: the page's limit, or what is left of the file's.
+    fn reading_limit(&self) -> Result<Duration, OcrError> {
+        let Some(deadline) = self.deadline else {
+            return Ok(self.page_time_limit);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(OcrError::FileDeadline);
+        }
+        Ok(left.min(self.page_time_limit))
+    }
+
+    /// A reading that timed out because the file's time ran out says so.
+    fn blame_deadline(&self, error: OcrError) -> OcrError {
+        let passed = self
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline);
+        match error {
+            OcrError::TimedOut(_) if passed => OcrError::FileDeadline,
+            error => error,
+        }
+    }
 }
 
 impl Default for OcrSettings {
@@ -67,6 +95,7 @@ impl Default for OcrSettings {
             // An A3 page at 600 dpi (7016 × 9921 px) fits.
             max_pixels: 70_000_000,
             page_time_limit: Duration::from_secs(120),
+            deadline: None,
         }
     }
 }
@@ -98,15 +127,21 @@ pub struct Recognized {
 }
 
 /// Reads the text on one page of an image; a page read twice (see [`Languages`]) gets the time
-/// limit for each reading.
+/// limit for each reading, within the file's deadline.
 pub fn recognize(image: PageImage<'_>, settings: &OcrSettings) -> Result<Recognized, OcrError> {
+    // Checked before decoding: once the file's time is up, its other pages cost nothing.
+    settings.reading_limit()?;
     let decoded = image::decode(image.bytes, image.page, settings.max_pixels)?;
     let prepared = image::prepare(decoded, image.dpi)?;
-    let limit = settings.page_time_limit;
-    let first = engine::with_engine(Languages::Horizontal, |e| e.read(&prepared, limit))??;
+    let read_with = |languages| -> Result<_, OcrError> {
+        let limit = settings.reading_limit()?;
+        engine::with_engine(languages, |e| e.read(&prepared, limit))?
+            .map_err(|error| settings.blame_deadline(error))
+    };
+    let first = read_with(Languages::Horizontal)?;
     let first_confidence = text::assemble(&first.words, 0.0).mean_confidence;
     let read = if first.vertical || first_confidence < SURE_CONFIDENCE {
-        engine::with_engine(Languages::All, |e| e.read(&prepared, limit))??
+        read_with(Languages::All)?
     } else {
         first
     };
@@ -126,4 +161,44 @@ pub fn recognize(image: PageImage<'_>, settings: &OcrSettings) -> Result<Recogni
 pub fn check_engine() -> Result<(), OcrError> {
     engine::with_engine(Languages::Horizontal, |_| ())?;
     engine::with_engine(Languages::All, |_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_whose_time_is_up_reads_no_more_pages() {
+        let settings = OcrSettings {
+            deadline: Some(Instant::now()),
+            ..OcrSettings::default()
+        };
+        let page = PageImage {
+            bytes: b"not even an image",
+            page: 0,
+            dpi: None,
+        };
+        assert_eq!(recognize(page, &settings), Err(OcrError::FileDeadline));
+    }
+
+    #[test]
+    fn a_reading_ends_at_the_file_deadline_or_the_page_limit_whichever_is_first() {
+        let far = OcrSettings {
+            deadline: Some(Instant::now() + Duration::from_secs(3600)),
+            ..OcrSettings::default()
+        };
+        assert_eq!(far.reading_limit(), Ok(Duration::from_secs(120)));
+        let near = OcrSettings {
+            deadline: Some(Instant::now() + Duration::from_secs(5)),
+            ..OcrSettings::default()
+        };
+        assert!(near
+            .reading_limit()
+            .is_ok_and(|limit| limit <= Duration::from_secs(5)));
+        assert_eq!(
+            near.blame_deadline(OcrError::TimedOut(Duration::from_secs(5))),
+            OcrError::TimedOut(Duration::from_secs(5)),
+            "the file's time is not up yet"
+        );
+    }
 }

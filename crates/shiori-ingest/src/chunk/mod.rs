@@ -21,6 +21,9 @@ pub enum ChunkError {
     NoTokenizer,
     #[error("the semantic chunker could not embed sentences: {0}")]
     Embed(#[from] shiori_core::EmbedError),
+    /// Raised by callers that chunk a whole file, against [`crate::limits::MAX_CHUNKS_PER_FILE`].
+    #[error("over the per-file budget: it {0}")]
+    OverBudget(crate::limits::Budget),
 }
 
 /// A piece of text and the headings it sits under, outermost first.

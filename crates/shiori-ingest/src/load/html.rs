@@ -1,11 +1,13 @@
 use super::{file_document, normalize_title};
 use crate::error::IngestError;
+use crate::limits::{Budget, MAX_HTML_DEPTH};
 use crate::normalize::normalize;
 use crate::structure::html_text::{LINES, PARAGRAPHS};
 use crate::structure::readable_name;
 use crate::structure::rows::table_lines;
 use ego_tree::iter::Edge;
-use scraper::{Html, Node};
+use html5ever::tendril::{StrTendril, TendrilSink};
+use scraper::{Html, HtmlTreeSink, Node};
 use shiori_core::Document;
 use std::path::Path;
 
@@ -16,11 +18,18 @@ const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template", "na
 /// Elements whose source line breaks are content rather than formatting.
 const PREFORMATTED: &[&str] = &["pre", "textarea"];
 
+/// How much of a page the parser is given at a time; the depth is checked between pieces, so
+/// a page nests at most a piece's worth of elements past [`MAX_HTML_DEPTH`] before it stops.
+const PIECE_BYTES: usize = 4 * 1024;
+
 /// An HTML page: visible body text with block structure turned into line breaks, headings into
 /// `#` lines the chunker splits under, and each table row into one line that carries its
 /// header (see [`crate::structure`]).
 pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, IngestError> {
-    let page = Html::parse_document(html);
+    let page = parse(html).map_err(|budget| IngestError::OverBudget {
+        path: path.to_path_buf(),
+        budget,
+    })?;
     let mut text = Text::default();
     // A walk over open/close edges rather than recursion: deeply nested (or hostile) pages
     // must not overflow the stack.
@@ -50,6 +59,57 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
         .find(|candidate| !candidate.is_empty())
         .unwrap_or_else(|| readable_name(path));
     Ok(file_document(path, title, body, "html", modified))
+}
+
+/// The page parsed as scraper parses it, piece by piece, stopping once it nests deeper than
+/// [`MAX_HTML_DEPTH`]: the parser checks each new element against every open one, so the time a
+/// page takes grows with the square of its depth.
+fn parse(html: &str) -> Result<Html, Budget> {
+    let sink = HtmlTreeSink::new(Html::new_document());
+    let mut parser = html5ever::driver::parse_document(sink, Default::default());
+    let mut rest = html;
+    while !rest.is_empty() {
+        let mut end = PIECE_BYTES.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        parser.process(StrTendril::from_slice(piece));
+        rest = tail;
+        if newest_depth(&parser.tokenizer.sink.sink.0.borrow()) > MAX_HTML_DEPTH {
+            return Err(Budget::HtmlDepth);
+        }
+    }
+    // A page that nested deep and closed again within one piece is caught here.
+    let page = parser.finish();
+    if deepest(&page) > MAX_HTML_DEPTH {
+        return Err(Budget::HtmlDepth);
+    }
+    Ok(page)
+}
+
+/// How deep the node made last sits (itself and its ancestors): while a page nests deeper,
+/// that is its deepest.
+fn newest_depth(page: &Html) -> usize {
+    page.tree
+        .nodes()
+        .next_back()
+        .map_or(0, |node| node.ancestors().count() + 1)
+}
+
+/// How deep the page's deepest node sits, in one walk over open and close edges.
+fn deepest(page: &Html) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for edge in page.tree.root().traverse() {
+        match edge {
+            Edge::Open(_) => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            Edge::Close(_) => depth = depth.saturating_sub(1),
+        }
+    }
+    deepest
 }
 
 /// `h1` … `h6` as a level.
@@ -209,7 +269,37 @@ impl Text {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::load::{load_file, tests::fixture};
+
+    #[test]
+    fn a_page_nested_past_the_limit_fails_and_one_just_under_it_is_read() {
+        let nested = |depth: usize| {
+            format!(
+                "<html><body>{}text{}</body></html>",
+                "<div>".repeat(depth),
+                "</div>".repeat(depth)
+            )
+        };
+        let path = Path::new("deep.html");
+        let read = load(path, &nested(MAX_HTML_DEPTH - 10), 0).expect("under the limit");
+        assert_eq!(read.text, "text");
+        // Deep and closed again, then shallow: all of it within one piece the parser is fed.
+        let closed = format!("{}<p>after</p>", nested(MAX_HTML_DEPTH + 10));
+        for page in [nested(MAX_HTML_DEPTH + 10), closed] {
+            let err = load(path, &page, 0).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    IngestError::OverBudget {
+                        budget: Budget::HtmlDepth,
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+        }
+    }
 
     const PAGE: &str = r#"<!DOCTYPE html>
 <html><head><title> Kumo

@@ -1,6 +1,7 @@
 use super::records::failure_at;
 use super::{file_document, file_stem, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
+use crate::limits::{Budget, MAX_OCR_PAGES};
 use crate::normalize::normalize;
 use rayon::prelude::*;
 use shiori_ocr::{recognize, OcrError, PageImage, Recognized};
@@ -23,7 +24,14 @@ pub(super) fn load(
         path: path.to_path_buf(),
         message: error.to_string(),
     };
+    let over_budget = |budget| IngestError::OverBudget {
+        path: path.to_path_buf(),
+        budget,
+    };
     let pages = shiori_ocr::page_count(&bytes).map_err(parse_error)?;
+    if pages > MAX_OCR_PAGES {
+        return Err(over_budget(Budget::OcrPages));
+    }
     let settings = ocr::settings();
     let read: Vec<Result<Recognized, OcrError>> = (0..pages)
         .into_par_iter()
@@ -38,6 +46,9 @@ pub(super) fn load(
             read
         })
         .collect();
+    if ocr::out_of_time(&read) {
+        return Err(over_budget(Budget::OcrDeadline));
+    }
     if pages == 1 {
         return single_image(path, read, modified);
     }

@@ -14,12 +14,14 @@ mod pdf;
 mod pdf_cmap;
 mod pdf_layout;
 mod pdf_scan;
+mod pdf_streams;
 mod pptx;
 mod records;
 mod text;
 mod xlsx;
 
 use crate::error::{IngestError, IngestFailure};
+use crate::limits::{Budget, MAX_TEXT_BYTES};
 use crate::normalize::normalize;
 pub use jsonl_stream::JsonlStream;
 use shiori_core::Document;
@@ -63,6 +65,15 @@ impl Format {
             "png" | "jpg" | "jpeg" | "tif" | "tiff" | "webp" => Some(Format::Image),
             _ => None,
         }
+    }
+
+    /// Whether the file's text can be far larger than the file: packed (Office, PDF) or read
+    /// from pictures. Other files' text is bounded by the walk's file size limit.
+    fn unpacks(self) -> bool {
+        matches!(
+            self,
+            Format::Pdf | Format::Docx | Format::Xlsx | Format::Pptx | Format::Image
+        )
     }
 }
 
@@ -142,6 +153,13 @@ fn parse(
     if loaded.documents.is_empty() && loaded.record_failures.is_empty() {
         return Err(IngestError::NoDocuments {
             path: path.to_path_buf(),
+        });
+    }
+    let text: usize = loaded.documents.iter().map(|d| d.text.len()).sum();
+    if format.unpacks() && text > MAX_TEXT_BYTES {
+        return Err(IngestError::OverBudget {
+            path: path.to_path_buf(),
+            budget: Budget::Text,
         });
     }
     Ok(loaded)

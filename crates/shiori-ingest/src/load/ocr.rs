@@ -1,15 +1,31 @@
 //! What every OCR'd document shares: the settings pages are read with and the metadata that
 //! says how well they were read.
 
+use crate::limits::OCR_FILE_DEADLINE;
 use shiori_core::Document;
-use shiori_ocr::{OcrSettings, Recognized};
+use shiori_ocr::{OcrError, OcrSettings, Recognized};
+use std::time::Instant;
 
 /// Characters (letters and digits) a page's text layer needs to count as the page's text: below
 /// this it is stray marks (a page number, a scanner's stamp) over a scanned image.
 pub(super) const MIN_TEXT_LAYER_CHARS: usize = 16;
 
+/// The settings one file's pages are read with: they share its deadline, which starts now.
 pub(super) fn settings() -> OcrSettings {
-    OcrSettings::default()
+    OcrSettings {
+        deadline: Some(Instant::now() + OCR_FILE_DEADLINE),
+        ..OcrSettings::default()
+    }
+}
+
+/// Whether any page was cut off by the file's deadline: the file then fails whole, since what
+/// was read of it is an arbitrary part.
+pub(super) fn out_of_time<'a, T: 'a>(
+    outcomes: impl IntoIterator<Item = &'a Result<T, OcrError>>,
+) -> bool {
+    outcomes
+        .into_iter()
+        .any(|outcome| matches!(outcome, Err(OcrError::FileDeadline)))
 }
 
 /// Letters and digits in `text`.

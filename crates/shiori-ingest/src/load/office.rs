@@ -2,22 +2,22 @@
 //! reading helpers their loaders walk it with.
 
 use crate::error::IngestError;
+use crate::limits::{Overread, Unpacked};
 use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use zip::result::ZipError;
 use zip::ZipArchive;
 
-/// The largest XML part read out of a package: far above any real document's part, low enough
-/// that a zip bomb cannot take the machine's memory.
-const MAX_PART_BYTES: u64 = 256 * 1024 * 1024;
-
-/// An opened Office package; every error it reports names the file.
+/// An opened Office package; every error it reports names the file. The parts it reads share
+/// the file's unpacking budget, so neither one huge part nor many large ones can take the
+/// machine's memory.
 pub(super) struct Package {
     path: PathBuf,
     archive: ZipArchive<Cursor<Vec<u8>>>,
+    unpacked: Unpacked,
 }
 
 impl Package {
@@ -35,6 +35,7 @@ impl Package {
         Ok(Package {
             path: path.to_path_buf(),
             archive,
+            unpacked: Unpacked::new(),
         })
     }
 
@@ -48,24 +49,23 @@ impl Package {
 
     /// A part's text, or `None` when the package has no part of that name.
     pub(super) fn part(&mut self, name: &str) -> Result<Option<String>, IngestError> {
-        let Package { path, archive } = self;
+        let Package {
+            path,
+            archive,
+            unpacked,
+        } = self;
         let file = match archive.by_name(name) {
             Ok(file) => file,
             Err(ZipError::FileNotFound) => return Ok(None),
             Err(err) => return Err(part_error(path, name, err)),
         };
-        let mut bytes = Vec::new();
-        file.take(MAX_PART_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|err| part_error(path, name, err))?;
-        if bytes.len() as u64 > MAX_PART_BYTES {
-            let limit = MAX_PART_BYTES / (1024 * 1024);
-            return Err(part_error(
-                path,
-                name,
-                format!("larger than {limit} MiB unpacked"),
-            ));
-        }
+        let bytes = unpacked.read_all(file).map_err(|err| match err {
+            Overread::Budget(budget) => IngestError::OverBudget {
+                path: path.clone(),
+                budget,
+            },
+            Overread::Io(err) => part_error(path, name, err),
+        })?;
         String::from_utf8(bytes)
             .map(Some)
             .map_err(|err| part_error(path, name, err))

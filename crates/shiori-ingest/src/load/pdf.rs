@@ -1,15 +1,17 @@
 use super::pdf_cmap::adopt_unicode_cmaps;
 use super::pdf_layout::LaidOut;
 use super::pdf_scan::{page_images, ScanError};
+use super::pdf_streams;
 use super::records::failure_at;
 use super::{file_stem, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
+use crate::limits::{Budget, MAX_OCR_PAGES};
 use crate::normalize::normalize;
 use crate::structure::reflow;
 use lopdf::{Document as PdfDocument, ObjectId};
 use pdf_extract::output_doc_page;
 use rayon::prelude::*;
-use shiori_ocr::{recognize, PageImage, Recognized};
+use shiori_ocr::{recognize, OcrError, PageImage, Recognized};
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{self, catch_unwind, AssertUnwindSafe};
@@ -34,7 +36,7 @@ pub(super) fn load(
         path: path.to_path_buf(),
         message,
     };
-    let opened = guarded(|| PdfDocument::load_mem(&bytes))
+    let opened = guarded(|| pdf_streams::load(&bytes))
         .map_err(|panic| parse_error(format!("not a readable PDF ({panic})")))?;
     let mut pdf = match opened {
         Ok(pdf) => pdf,
@@ -44,9 +46,15 @@ pub(super) fn load(
     if pdf.is_encrypted() && pdf.decrypt("").is_err() {
         return Err(encrypted(path));
     }
+    let over_budget = |budget: Budget| IngestError::OverBudget {
+        path: path.to_path_buf(),
+        budget,
+    };
+    let sizes = pdf_streams::check_unpacked(&pdf).map_err(over_budget)?;
+    let pages = pdf.get_pages();
+    pdf_streams::charge_pages(&pdf, pages.values().copied(), &sizes).map_err(over_budget)?;
     adopt_unicode_cmaps(&mut pdf);
 
-    let pages = pdf.get_pages();
     let total = pages.len().to_string();
     let stem = file_stem(path);
     let mut read = Vec::with_capacity(pages.len());
@@ -61,6 +69,9 @@ pub(super) fn load(
             layer => scanned.push((number, id, layer)),
         }
     }
+    if scanned.len() > MAX_OCR_PAGES {
+        return Err(over_budget(Budget::OcrPages));
+    }
     let settings = ocr::settings();
     read.par_extend(scanned.into_par_iter().map(|(number, id, layer)| {
         let outcome = guarded(|| scanned_page(&pdf, id, layer, &settings))
@@ -68,6 +79,12 @@ pub(super) fn load(
         pages_read(1);
         (number, outcome)
     }));
+    let out_of_time = |(_, outcome): &(u32, Result<_, PageError>)| {
+        matches!(outcome, Err(PageError::Ocr(OcrError::FileDeadline)))
+    };
+    if read.iter().any(out_of_time) {
+        return Err(over_budget(Budget::OcrDeadline));
+    }
     read.sort_by_key(|(number, _)| *number);
     // Text layers break lines where the column did; OCR'd text is laid out by Tesseract.
     let mut layers: Vec<&mut String> = read

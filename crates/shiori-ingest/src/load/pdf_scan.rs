@@ -1,6 +1,8 @@
 //! The images a scanned PDF page is made of, re-wrapped as files Leptonica decodes: JPEG and
 //! JPEG 2000 streams as they are, CCITT fax streams in a TIFF header, and raw samples as PNM.
 
+use super::pdf_streams;
+use crate::limits::Unpacked;
 use lopdf::{Dictionary, Document as PdfDocument, Object, ObjectId, Stream};
 
 /// Images narrower or shorter than this are icons, rules and logos, not scans of text.
@@ -8,6 +10,10 @@ const MIN_SIDE: u32 = 100;
 /// Raw samples are decoded into memory before OCR; larger images are refused unread.
 const MAX_RAW_PIXELS: u64 = 70_000_000;
 const POINTS_PER_INCH: f64 = 72.0;
+/// The most an image's samples take a pixel (CMYK, 8 bits a component), and what a row may
+/// add (a PNG predictor's tag byte) or the data may carry besides (a codec's header).
+const MAX_BYTES_PER_PIXEL: u64 = 4;
+const SLACK_BYTES: u64 = 64 * 1024;
 
 /// Why an image of a page cannot be handed to OCR.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +34,8 @@ pub(super) enum ScanError {
     UnsupportedColourSpace(String),
     #[error("image data is shorter than its size says")]
     Truncated,
+    #[error("image data unpacks to more than its {width} × {height} px can hold")]
+    Unpacked { width: u32, height: u32 },
 }
 
 /// One image of a page, encoded, and its resolution as placed on the page.
@@ -112,6 +120,7 @@ fn encode(
     width: u32,
     height: u32,
 ) -> Result<Vec<u8>, ScanError> {
+    check_unpacked(stream, width, height)?;
     let filters = filter_names(&stream.dict);
     let mut data = stream.content.clone();
     for (index, filter) in filters.iter().enumerate() {
@@ -159,6 +168,16 @@ fn decode_params<'a>(
         Object::Array(each) => pdf.dereference(each.get(index)?).ok()?.1.as_dict().ok(),
         _ => None,
     }
+}
+
+/// Unpacks the image once, only counting, within what its pixels can need: lopdf's decoders,
+/// which undo its transport filters below, read to the end of whatever a stream inflates to.
+fn check_unpacked(stream: &Stream, width: u32, height: u32) -> Result<(), ScanError> {
+    let pixels = (u64::from(width) * u64::from(height)).min(MAX_RAW_PIXELS);
+    let limit = pixels * MAX_BYTES_PER_PIXEL + u64::from(height) + SLACK_BYTES;
+    pdf_streams::unpack(stream, &mut Unpacked::with_limit(limit), false)
+        .map(drop)
+        .map_err(|_| ScanError::Unpacked { width, height })
 }
 
 /// One transport filter, through lopdf's decoders.

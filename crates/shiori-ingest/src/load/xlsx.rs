@@ -1,12 +1,14 @@
 use super::records::failure_at;
 use super::{file_stem, part_document, LoadedFile};
 use crate::error::IngestError;
+use crate::limits::Unpacked;
 use crate::normalize::normalize;
 use crate::structure::rows::table_lines;
 use calamine::{DataRef, Reader, Xlsx, XlsxError};
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::Path;
+use zip::ZipArchive;
 
 /// Cells with a value kept per sheet: bounds memory on a pathological sheet while leaving room
 /// for any sheet a person would ask questions about.
@@ -26,6 +28,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
             path: path.to_path_buf(),
         });
     }
+    check_unpacked(path, &bytes)?;
     let mut workbook = Xlsx::new(Cursor::new(bytes)).map_err(|err| IngestError::Parse {
         path: path.to_path_buf(),
         message: format!("not an Excel (.xlsx) workbook: {err}"),
@@ -62,6 +65,35 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<LoadedF
         loaded.documents.push(document);
     }
     Ok(loaded)
+}
+
+/// Unpacks every XML part of the workbook once, only counting, before calamine reads any: it
+/// reads the shared strings whole into memory, and the sizes a zip declares can lie. A package
+/// that is no zip, or a part that does not unpack, is left for calamine to report.
+fn check_unpacked(path: &Path, bytes: &[u8]) -> Result<(), IngestError> {
+    let Ok(mut archive) = ZipArchive::new(Cursor::new(bytes)) else {
+        return Ok(());
+    };
+    let mut unpacked = Unpacked::new();
+    for index in 0..archive.len() {
+        let Ok(part) = archive.by_index(index) else {
+            continue;
+        };
+        // Pictures and other media are never read; a name that does not decode is counted.
+        let xml = part.name().map_or(true, |name| {
+            name.ends_with(".xml") || name.ends_with(".rels")
+        });
+        if !xml {
+            continue;
+        }
+        if let Err(budget) = unpacked.measure(part) {
+            return Err(IngestError::OverBudget {
+                path: path.to_path_buf(),
+                budget,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Why a sheet's cells could not be read.
