@@ -108,11 +108,7 @@ pub(crate) fn asked(question: &str) -> Option<Asked> {
     let lower = question.to_lowercase();
     let kind = WORDINGS
         .iter()
-        .find(|(_, wordings)| {
-            wordings
-                .iter()
-                .any(|wording| asks_with(&lower, wording))
-        })
+        .find(|(_, wordings)| wordings.iter().any(|wording| asks_with(&lower, wording)))
         .map(|(kind, _)| *kind)?;
     // "How much" asks for money only beside a word of money; "how much storage" wants a
     // number of gigabytes, "how much leave" hours or days.
@@ -152,7 +148,10 @@ fn asks_with(question: &str, wording: &str) -> bool {
         .collect();
     words.iter().enumerate().any(|(at, word)| {
         *word == "when"
-            && (at == 0 || words.get(at + 1).is_some_and(|next| QUESTION_VERBS.contains(next)))
+            && (at == 0
+                || words
+                    .get(at + 1)
+                    .is_some_and(|next| QUESTION_VERBS.contains(next)))
     })
 }
 
@@ -282,7 +281,10 @@ mod tests {
             ("When is payday?", Some(Asked::Time)),
             ("申請は何日前までに出せばいい？", Some(Asked::Time)),
             ("So when do I hear back?", Some(Asked::Time)),
-            ("I'm resigning - by when should I tell my manager?", Some(Asked::Time)),
+            (
+                "I'm resigning - by when should I tell my manager?",
+                Some(Asked::Time),
+            ),
             (
                 "What kind of leave do I use when I get called for jury duty?",
                 None,
