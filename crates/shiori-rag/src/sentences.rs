@@ -222,6 +222,11 @@ impl Ranked {
             if chosen.contains(&index) || (answers_it && !self.scores[index].0) {
                 continue;
             }
+            // A line that introduces a list says nothing without its items ("A few things to
+            // remember:"); it comes only as the best candidate's, with them.
+            if introduces(&text[self.candidates[index].range.clone()]) {
+                continue;
+            }
             if used + columns_of(index) <= ANSWER_COLUMNS {
                 chosen.push(index);
                 used += columns_of(index);
