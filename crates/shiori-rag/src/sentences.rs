@@ -152,13 +152,27 @@ impl Ranked {
                 .map(|term| weights.get(term.as_str()).copied().unwrap_or(0.0))
                 .sum()
         };
+        let newest: Vec<f64> = candidates
+            .iter()
+            .map(|candidate| score(&question.newest, candidate))
+            .collect();
+        // A sentence that states what is asked answers the question when it shares the
+        // question's words or stands beside the sentence that shares the most: the amount
+        // often follows the sentence that names the topic ("…Administrative Leave in order to
+        // vote." "You can receive up to 4 hours for each election event.").
+        let closest = (0..newest.len())
+            .max_by(|&a, &b| newest[a].total_cmp(&newest[b]).then(b.cmp(&a)))
+            .filter(|&best| newest[best] > 0.0);
+        let on_topic = |index: usize| {
+            newest[index] > 0.0 || closest.is_some_and(|best| best.abs_diff(index) == 1)
+        };
         let scores: Vec<(bool, f64, f64)> = candidates
             .iter()
-            .map(|candidate| {
-                let newest = score(&question.newest, candidate);
+            .enumerate()
+            .map(|(index, candidate)| {
                 (
-                    candidate.states_asked && newest > 0.0,
-                    newest,
+                    candidate.states_asked && on_topic(index),
+                    newest[index],
                     score(&question.all, candidate),
                 )
             })
@@ -206,6 +220,11 @@ impl Ranked {
             // joins when there is room: the answer often does not repeat the question's
             // words, and leaving such sentences out cost faq-natural-en 2 of 34 right answers.)
             if chosen.contains(&index) || (answers_it && !self.scores[index].0) {
+                continue;
+            }
+            // A line that introduces a list says nothing without its items ("A few things to
+            // remember:"); it comes only as the best candidate's, with them.
+            if introduces(&text[self.candidates[index].range.clone()]) {
                 continue;
             }
             if used + columns_of(index) <= ANSWER_COLUMNS {

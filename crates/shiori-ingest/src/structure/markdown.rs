@@ -34,6 +34,9 @@ struct Renderer {
     /// Open images and metadata blocks, whose text is not shown.
     hidden: usize,
     table: Option<Table>,
+    /// The raw HTML of the block being read: a tag or a comment may span its lines, so the
+    /// block's tags are taken off all at once, at its end.
+    html_block: Option<String>,
 }
 
 #[derive(Default)]
@@ -49,7 +52,11 @@ impl Renderer {
             Event::End(tag) => self.end(tag),
             Event::Text(text) | Event::Code(text) => self.text(&text),
             Event::InlineMath(text) | Event::DisplayMath(text) => self.text(&text),
-            Event::Html(html) | Event::InlineHtml(html) => self.text(&strip_tags(&html)),
+            Event::Html(html) => match &mut self.html_block {
+                Some(block) => block.push_str(&html),
+                None => self.text(&strip_tags(&html)),
+            },
+            Event::InlineHtml(html) => self.text(&strip_tags(&html)),
             Event::SoftBreak => self.soft_break = true,
             Event::HardBreak => self.line_break(),
             Event::Rule => self.paragraph_break(),
@@ -64,7 +71,13 @@ impl Renderer {
                 self.out.push_str(&"#".repeat(heading_depth(level)));
                 self.out.push(' ');
             }
-            Tag::Paragraph | Tag::BlockQuote(_) | Tag::HtmlBlock if !self.in_item() => {
+            Tag::HtmlBlock => {
+                if !self.in_item() {
+                    self.paragraph_break();
+                }
+                self.html_block = Some(String::new());
+            }
+            Tag::Paragraph | Tag::BlockQuote(_) if !self.in_item() => {
                 self.paragraph_break();
             }
             // Fenced, so a `# comment` in code is never read as a heading; the chunker drops
@@ -110,7 +123,12 @@ impl Renderer {
                 self.out.push_str("```");
                 self.paragraph_break();
             }
-            TagEnd::Heading(_) | TagEnd::Paragraph | TagEnd::HtmlBlock => {
+            TagEnd::HtmlBlock => {
+                let block = self.html_block.take().unwrap_or_default();
+                self.html_text(&strip_tags(&block));
+                self.end(TagEnd::Paragraph);
+            }
+            TagEnd::Heading(_) | TagEnd::Paragraph => {
                 if self.in_item() {
                     self.line_break();
                 } else {
@@ -166,6 +184,21 @@ impl Renderer {
         target.push_str(text);
     }
 
+    /// An HTML block's text: its lines joined as a paragraph's are, its paragraphs (`<p>`,
+    /// `<br>`, a blank line) kept apart.
+    fn html_text(&mut self, text: &str) {
+        for (index, paragraph) in text.split("\n\n").enumerate() {
+            if index > 0 {
+                self.paragraph_break();
+            }
+            for line in paragraph.lines().map(str::trim).filter(|line| !line.is_empty()) {
+                self.text(line);
+                self.soft_break = true;
+            }
+            self.soft_break = false;
+        }
+    }
+
     fn line_break(&mut self) {
         self.soft_break = false;
         if !self.out.is_empty() && !self.out.ends_with('\n') {
@@ -218,6 +251,18 @@ mod tests {
             render(page),
             "# Expenses\n\nClaim within 30 days via Expensify or ramp.\n\nWhy?\n\nAudits.\n\n\
              Q: Can I claim Wi-Fi? Yes, up to $50."
+        );
+    }
+
+    #[test]
+    fn an_html_block_whose_tags_span_lines_reads_as_its_text() {
+        let page = "Licence:\n\n<p xmlns:dct=\"http://purl.org/dc/terms/\">\n  <a rel=\"license\"\n     \
+                    href=\"http://creativecommons.org/\">\n    <img src=\"http://i.cc.org/88x31.png\" \
+                    alt=\"CC0\" />\n  </a>\n  To the extent possible under law,\n  <span\n      \
+                    content=\"JP\">日本</span>.\n<!-- a comment\n over lines -->\n</p>\n\nAfter.";
+        assert_eq!(
+            render(page),
+            "Licence:\n\nTo the extent possible under law, 日本.\n\nAfter."
         );
     }
 

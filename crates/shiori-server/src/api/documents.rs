@@ -270,6 +270,12 @@ fn outcomes_of(
             },
         });
     }
+    // Warnings (a `.groups` file naming no key's group, say) name the file where it is kept.
+    let shown = engine.shown_paths();
+    for warning in &mut report.warnings {
+        warning.path = shown.show(&warning.path);
+        warning.reason = shown.redact(&warning.reason);
+    }
     Ok(outcomes)
 }
 
