@@ -191,7 +191,11 @@ impl Renderer {
             if index > 0 {
                 self.paragraph_break();
             }
-            for line in paragraph.lines().map(str::trim).filter(|line| !line.is_empty()) {
+            for line in paragraph
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+            {
                 self.text(line);
                 self.soft_break = true;
             }
