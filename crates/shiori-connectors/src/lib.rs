@@ -19,6 +19,7 @@ mod source_url;
 #[cfg(feature = "test-servers")]
 pub mod test_servers;
 mod webdav;
+mod xml;
 
 pub use error::ConnectorError;
 pub use mirror::{

@@ -1,21 +1,28 @@
-//! S3-compatible storage through `object_store` (its signing, retries and paging). Credentials,
-//! region and endpoint come from the standard AWS variables (`AWS_ACCESS_KEY_ID`,
-//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`, …) and, for
-//! what they leave out, from the shared credentials and config files of `AWS_PROFILE`.
+//! S3-compatible storage: objects read through `object_store` (its signing, retries and
+//! streaming), the bucket listed by Shiori itself (`listing`), so that one key `object_store`
+//! cannot name is refused alone. Credentials, region and endpoint come from the standard AWS
+//! variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
+//! `AWS_ENDPOINT_URL`, …) and, for what they leave out, from the shared credentials and config
+//! files of `AWS_PROFILE`.
 
+mod listing;
 mod profile;
 
-use crate::{Connector, ConnectorError, Listed, RemoteObject};
+use crate::{Connector, ConnectorError, Listed, ObjectFailure, RemoteObject};
 use futures_util::StreamExt;
+use listing::{parse_page, Bucket, ListedKey};
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as StorePath;
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
+use object_store::{BackoffConfig, ClientOptions, ObjectStoreExt, RetryConfig};
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::runtime::Runtime;
 
 pub(crate) struct S3Connector {
     store: AmazonS3,
+    /// Where the bucket is listed (by Shiori, see `listing`), and the client that lists it.
+    listed_at: Bucket,
+    client: reqwest::Client,
     bucket: String,
     prefix: Option<StorePath>,
     runtime: Runtime,
@@ -48,6 +55,13 @@ impl S3Connector {
             // An endpoint the operator wrote with http:// (a MinIO on the same host) is taken
             // as they wrote it; AWS itself is always HTTPS.
             .with_allow_http(endpoint.starts_with("http://"));
+        let listed_at = Bucket::of(&builder, bucket)
+            .map_err(|message| ConnectorError::protocol(&what, message))?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|error| ConnectorError::transport(&what, false, error))?;
         let store = builder
             .with_client_options(options)
             .with_retry(RetryConfig {
@@ -64,6 +78,8 @@ impl S3Connector {
         let prefix = prefix.trim_matches('/');
         Ok(S3Connector {
             store,
+            listed_at,
+            client,
             bucket: bucket.to_string(),
             prefix: (!prefix.is_empty()).then(|| StorePath::from(prefix)),
             runtime,
@@ -72,6 +88,71 @@ impl S3Connector {
 
     fn shown(&self, key: &str) -> String {
         format!("s3://{}/{key}", self.bucket)
+    }
+
+    async fn list_keys(&self, what: &str) -> Result<Vec<ListedKey>, ConnectorError> {
+        let credential = self
+            .store
+            .credentials()
+            .get_credential()
+            .await
+            .map_err(|error| ConnectorError::transport(what, false, error))?;
+        // `object_store` lists a prefix as a folder: the keys below `prefix/`.
+        let prefix = self
+            .prefix
+            .as_ref()
+            .map_or_else(String::new, |prefix| format!("{}/", prefix.as_ref()));
+        let mut keys = Vec::new();
+        let mut continuation: Option<String> = None;
+        loop {
+            let request = self.listed_at.page_request(
+                &self.client,
+                &credential,
+                &prefix,
+                continuation.as_deref(),
+                SystemTime::now(),
+            );
+            let response = request
+                .send()
+                .await
+                .map_err(|error| ConnectorError::transport(what, true, error))?;
+            let status = response.status();
+            let body = response
+                .text()
+                .await
+                .map_err(|error| ConnectorError::transport(what, true, error))?;
+            if !status.is_success() {
+                let detail: String = body.trim().chars().take(200).collect();
+                return Err(ConnectorError::Status {
+                    what: what.to_string(),
+                    status: status.as_u16(),
+                    retry_after: None,
+                    detail: format!(": {detail}"),
+                });
+            }
+            let page =
+                parse_page(&body).map_err(|message| ConnectorError::protocol(what, message))?;
+            keys.extend(page.keys);
+            match page.next {
+                Some(next) => continuation = Some(next),
+                None => return Ok(keys),
+            }
+        }
+    }
+
+    fn remote_object(&self, key: ListedKey) -> RemoteObject {
+        let marker = key
+            .etag
+            .clone()
+            .unwrap_or_else(|| format!("{}@{}", key.size, key.last_modified));
+        RemoteObject {
+            path: self.relative(&key.key).to_string(),
+            id: key.key,
+            marker,
+            size: Some(key.size),
+            export: None,
+            groups: None,
+        }
     }
 
     fn relative<'a>(&self, key: &'a str) -> &'a str {
@@ -85,29 +166,22 @@ impl S3Connector {
 }
 
 impl Connector for S3Connector {
+    /// Every key under the prefix, page by page; a key `object_store` cannot name is
+    /// refused alone (it could not be read either), the others are listed.
     fn list(&self, _cursor: Option<&str>) -> Result<Listed, ConnectorError> {
         let what = self.shown(self.prefix.as_ref().map_or("", |p| p.as_ref()));
-        let objects = self.runtime.block_on(async {
-            let mut listing = self.store.list(self.prefix.as_ref());
-            let mut objects = Vec::new();
-            while let Some(meta) = listing.next().await {
-                let meta = meta.map_err(|error| ConnectorError::transport(&what, true, error))?;
-                let key = meta.location.as_ref();
-                let marker = meta.e_tag.clone().unwrap_or_else(|| {
-                    format!("{}@{}", meta.size, meta.last_modified.timestamp_millis())
-                });
-                objects.push(RemoteObject {
-                    id: key.to_string(),
-                    path: self.relative(key).to_string(),
-                    marker,
-                    size: Some(meta.size),
-                    export: None,
-                    groups: None,
-                });
+        let keys = self.runtime.block_on(self.list_keys(&what))?;
+        let (mut objects, mut refused) = (Vec::new(), Vec::new());
+        for key in keys {
+            match key.readable() {
+                Ok(()) => objects.push(self.remote_object(key)),
+                Err(reason) => refused.push(ObjectFailure {
+                    object: self.shown(&key.key),
+                    reason: format!("a key S3 paths cannot name ({reason}); not mirrored"),
+                }),
             }
-            Ok::<_, ConnectorError>(objects)
-        })?;
-        Ok(Listed::complete(objects))
+        }
+        Ok(Listed::complete_refusing(objects, refused))
     }
 
     fn fetch(

@@ -133,3 +133,39 @@ fn a_missing_bucket_fails_the_listing_and_names_it() {
     assert!(error.contains("s3://no-such-bucket/x"), "{error}");
     assert!(!error.contains("testing"), "no credential in {error}");
 }
+
+#[test]
+fn a_key_no_path_can_name_is_refused_alone_and_the_rest_mirrored() {
+    bucket("oddkeys");
+    put("oddkeys", "docs/good.md", "Expenses are claimed monthly.");
+    put("oddkeys", "docs/a//b.md", "an empty path segment");
+    put("oddkeys", "docs/sub/../up.md", "a parent segment");
+    put("oddkeys", "docs/zz-last.md", "listed after the odd keys");
+    let url: SourceUrl = "s3://oddkeys/docs/".parse().unwrap();
+    let mirror = tempfile::tempdir().unwrap();
+    let connector = connect(&url, &ConnectorSettings::default(), mirror.path()).unwrap();
+    let report = sync(
+        &url,
+        connector.as_ref(),
+        mirror.path(),
+        &limits(),
+        &no_readers,
+    )
+    .unwrap();
+    assert_eq!(report.fetched, 2, "{report:?}");
+    assert_eq!(
+        mirrored(mirror.path(), "good.md").as_deref(),
+        Some("Expenses are claimed monthly.")
+    );
+    assert!(mirrored(mirror.path(), "zz-last.md").is_some());
+    let mut refused: Vec<&str> = report.failures.iter().map(|f| f.object.as_str()).collect();
+    refused.sort_unstable();
+    assert_eq!(
+        refused,
+        [
+            "s3://oddkeys/docs/a//b.md",
+            "s3://oddkeys/docs/sub/../up.md"
+        ],
+        "{report:?}"
+    );
+}

@@ -157,14 +157,17 @@ impl Ranked {
             .map(|candidate| score(&question.newest, candidate))
             .collect();
         // A sentence that states what is asked answers the question when it shares the
-        // question's words or stands beside the sentence that shares the most: the amount
-        // often follows the sentence that names the topic ("…Administrative Leave in order to
-        // vote." "You can receive up to 4 hours for each election event.").
+        // question's words; when none does, one beside the sentence that shares the most does:
+        // the amount often follows the sentence that names the topic ("…Administrative Leave
+        // in order to vote." "You can receive up to 4 hours for each election event.").
         let closest = (0..newest.len())
             .max_by(|&a, &b| newest[a].total_cmp(&newest[b]).then(b.cmp(&a)))
             .filter(|&best| newest[best] > 0.0);
+        let stated_with_words = (0..candidates.len())
+            .any(|index| candidates[index].states_asked && newest[index] > 0.0);
         let on_topic = |index: usize| {
-            newest[index] > 0.0 || closest.is_some_and(|best| best.abs_diff(index) == 1)
+            newest[index] > 0.0
+                || (!stated_with_words && closest.is_some_and(|best| best.abs_diff(index) == 1))
         };
         let scores: Vec<(bool, f64, f64)> = candidates
             .iter()
@@ -493,6 +496,23 @@ mod tests {
             .map(|index| &text[ranked.candidates[index].range.clone()])
             .collect();
         assert_eq!(listed, ["1. 受診する病院", "2. 受診日"]);
+    }
+
+    #[test]
+    fn an_amount_beside_the_sentence_naming_the_topic_answers_when_none_shares_the_words() {
+        let sources = [
+            source(
+                "Leave",
+                "You can receive Administrative Leave in order to vote.\n\n\
+                 You can receive up to 4 hours for each election event.\n\n\
+                 Jury duty is Court Leave.",
+            ),
+            source("Tock", "Time not billed goes to line 1858 every week."),
+        ];
+        assert_eq!(
+            quoted("How much time off do we get to go vote?", &sources)[0],
+            "You can receive up to 4 hours for each election event."
+        );
     }
 
     #[test]

@@ -76,3 +76,32 @@ async fn queries_past_the_queue_are_shed_with_retry_after_and_counted() {
         "{metrics}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn embeddings_wait_for_a_query_slot_and_are_shed_past_the_queue() {
+    let server = TestServer::start(ServerOptions {
+        query_concurrency: 1,
+        max_queued_queries: 0,
+        ..ServerOptions::default()
+    })
+    .await;
+    let passage = "Employees connect to the office network through the VPN client. ".repeat(20);
+    let requests = (0..8).map(|i| {
+        let input: Vec<String> = (0..16).map(|j| format!("{i} {j} {passage}")).collect();
+        let request = server
+            .client
+            .post(server.url("/v1/embeddings"))
+            .json(&json!({"input": input}));
+        tokio::spawn(async move { request.send().await.unwrap() })
+    });
+    let mut statuses = Vec::new();
+    for request in requests.collect::<Vec<_>>() {
+        let response = request.await.unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    assert!(
+        statuses.contains(&200) && statuses.contains(&503),
+        "with one slot and no queue, some embeddings are computed and the rest shed: {statuses:?}"
+    );
+    assert!(statuses.iter().all(|status| [200, 503].contains(status)));
+}

@@ -4,7 +4,7 @@
 //! bound to `DAV:` is whatever the server chose (`d:`, `D:`, `ns0:`, none).
 
 use crate::ConnectorError;
-use quick_xml::events::{BytesRef, Event};
+use quick_xml::events::Event;
 use quick_xml::Reader;
 use std::io::BufRead;
 
@@ -70,7 +70,7 @@ pub(super) fn parse(body: impl BufRead, what: &str) -> Result<Vec<DavResource>, 
             Event::Text(text) => parser.append(&text.xml10_content()),
             Event::CData(data) => parser.append(&data.xml10_content()),
             Event::GeneralRef(reference) => {
-                resolve(&reference).and_then(|text| parser.append(&text))
+                crate::xml::resolve_reference(&reference).and_then(|text| parser.append(&text))
             }
             Event::Eof => break,
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => Ok(()),
@@ -81,17 +81,6 @@ pub(super) fn parse(body: impl BufRead, what: &str) -> Result<Vec<DavResource>, 
     parser
         .finish()
         .map_err(|message| ConnectorError::protocol(what, message))
-}
-
-/// `&amp;`, `&#x20;` and the like; quick-xml hands each reference over on its own.
-fn resolve(reference: &BytesRef<'_>) -> Result<String, String> {
-    if let Ok(Some(character)) = reference.resolve_char_ref() {
-        return Ok(character.to_string());
-    }
-    let name = reference.xml10_content();
-    quick_xml::escape::resolve_predefined_entity(&name)
-        .map(str::to_string)
-        .ok_or_else(|| format!("an unknown entity &{name}; in the listing"))
 }
 
 #[derive(Default)]
