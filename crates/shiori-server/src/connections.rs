@@ -3,6 +3,7 @@
 //! once, over all clients and per client address, so idle or slow clients cannot take the
 //! server's file descriptors from the ones that ask something.
 
+use crate::error_heads::SecureErrorHeads;
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -110,6 +111,7 @@ async fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
+    let stream = SecureErrorHeads::new(stream);
     let connection =
         builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
     tokio::pin!(connection);

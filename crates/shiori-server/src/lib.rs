@@ -9,6 +9,7 @@ mod answering;
 mod api;
 mod connections;
 mod error;
+mod error_heads;
 mod freshness;
 mod json;
 mod mcp;

@@ -118,3 +118,25 @@ async fn two_thousand_idle_connections_do_not_keep_a_request_from_being_answered
         "connections past the per-client cap are closed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reply_hyper_makes_to_oversized_headers_carries_the_security_headers() {
+    let (_server, addr) = start(ConnectionLimits::default()).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let oversized = format!(
+        "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: {}\r\n\r\n",
+        "a".repeat(1 << 20)
+    );
+    // The server may close before reading all of it; what it answered is still there.
+    let _ = stream.write_all(oversized.as_bytes()).await;
+    let reply = closed_by_server(&mut stream, Duration::from_secs(15), "oversized").await;
+    let reply = String::from_utf8_lossy(&reply).to_ascii_lowercase();
+    assert!(reply.starts_with("http/1.1 431"), "{reply}");
+    for header in [
+        "content-security-policy:",
+        "x-frame-options: deny",
+        "x-content-type-options: nosniff",
+    ] {
+        assert!(reply.contains(header), "{header} missing: {reply}");
+    }
+}

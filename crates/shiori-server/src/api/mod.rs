@@ -3,7 +3,7 @@
 mod conversations;
 mod documents;
 mod guard;
-mod headers;
+pub(crate) mod headers;
 mod index;
 mod query;
 mod system;
