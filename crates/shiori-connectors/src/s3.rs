@@ -8,13 +8,13 @@
 mod listing;
 mod profile;
 
-use crate::{Connector, ConnectorError, Listed, ObjectFailure, RemoteObject};
+use crate::{http, Connector, ConnectorError, Listed, ObjectFailure, RemoteObject};
 use futures_util::StreamExt;
 use listing::{parse_page, Bucket, ListedKey};
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as StorePath;
 use object_store::{BackoffConfig, ClientOptions, ObjectStoreExt, RetryConfig};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::{Duration, SystemTime};
 use tokio::runtime::Runtime;
 
@@ -22,7 +22,7 @@ pub(crate) struct S3Connector {
     store: AmazonS3,
     /// Where the bucket is listed (by Shiori, see `listing`), and the client that lists it.
     listed_at: Bucket,
-    client: reqwest::Client,
+    client: reqwest::blocking::Client,
     bucket: String,
     prefix: Option<StorePath>,
     runtime: Runtime,
@@ -57,11 +57,7 @@ impl S3Connector {
             .with_allow_http(endpoint.starts_with("http://"));
         let listed_at = Bucket::of(&builder, bucket)
             .map_err(|message| ConnectorError::protocol(&what, message))?;
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(Duration::from_secs(60))
-            .build()
-            .map_err(|error| ConnectorError::transport(&what, false, error))?;
+        let client = http::client(&what)?;
         let store = builder
             .with_client_options(options)
             .with_retry(RetryConfig {
@@ -90,12 +86,12 @@ impl S3Connector {
         format!("s3://{}/{key}", self.bucket)
     }
 
-    async fn list_keys(&self, what: &str) -> Result<Vec<ListedKey>, ConnectorError> {
+    /// Every key under the prefix, a page at a time, each page retried as every connector
+    /// request is (`http::send`: backoff on 429 and 5xx, `Retry-After`).
+    fn list_keys(&self, what: &str) -> Result<Vec<ListedKey>, ConnectorError> {
         let credential = self
-            .store
-            .credentials()
-            .get_credential()
-            .await
+            .runtime
+            .block_on(self.store.credentials().get_credential())
             .map_err(|error| ConnectorError::transport(what, false, error))?;
         // `object_store` lists a prefix as a folder: the keys below `prefix/`.
         let prefix = self
@@ -105,31 +101,15 @@ impl S3Connector {
         let mut keys = Vec::new();
         let mut continuation: Option<String> = None;
         loop {
-            let request = self.listed_at.page_request(
-                &self.client,
-                &credential,
-                &prefix,
-                continuation.as_deref(),
-                SystemTime::now(),
-            );
-            let response = request
-                .send()
-                .await
+            let response = http::send(what, || {
+                let now = SystemTime::now();
+                let token = continuation.as_deref();
+                (self.listed_at).page_request(&self.client, &credential, &prefix, token, now)
+            })?;
+            let mut body = String::new();
+            http::Paced::body(response)
+                .read_to_string(&mut body)
                 .map_err(|error| ConnectorError::transport(what, true, error))?;
-            let status = response.status();
-            let body = response
-                .text()
-                .await
-                .map_err(|error| ConnectorError::transport(what, true, error))?;
-            if !status.is_success() {
-                let detail: String = body.trim().chars().take(200).collect();
-                return Err(ConnectorError::Status {
-                    what: what.to_string(),
-                    status: status.as_u16(),
-                    retry_after: None,
-                    detail: format!(": {detail}"),
-                });
-            }
             let page =
                 parse_page(&body).map_err(|message| ConnectorError::protocol(what, message))?;
             keys.extend(page.keys);
@@ -170,7 +150,7 @@ impl Connector for S3Connector {
     /// refused alone (it could not be read either), the others are listed.
     fn list(&self, _cursor: Option<&str>) -> Result<Listed, ConnectorError> {
         let what = self.shown(self.prefix.as_ref().map_or("", |p| p.as_ref()));
-        let keys = self.runtime.block_on(self.list_keys(&what))?;
+        let keys = self.list_keys(&what)?;
         let (mut objects, mut refused) = (Vec::new(), Vec::new());
         for key in keys {
             match key.readable() {

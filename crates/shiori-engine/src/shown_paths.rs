@@ -6,7 +6,7 @@
 //! path there. The store keeps absolute, canonical paths; only what leaves the engine is
 //! rewritten, and filters written with shown paths are turned back into stored ones.
 
-use crate::indexer::IndexReport;
+use crate::indexer::{IndexFailure, IndexReport};
 use crate::EngineError;
 use shiori_core::{Chunk, Filters};
 use std::path::{Component, Path, PathBuf};
@@ -170,7 +170,13 @@ impl ShownPaths {
 
     /// An indexing report as shown: each failure names its file as shown.
     pub fn show_report(&self, report: &mut IndexReport) {
-        for failure in report.failures.iter_mut().chain(&mut report.warnings) {
+        self.show_failures(&mut report.failures);
+        self.show_failures(&mut report.warnings);
+    }
+
+    /// Each failure's path as shown, and its reason without the server's folders.
+    pub fn show_failures(&self, failures: &mut [IndexFailure]) {
+        for failure in failures {
             failure.path = self.show(&failure.path);
             failure.reason = self.redact(&failure.reason);
         }

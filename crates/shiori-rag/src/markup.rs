@@ -15,9 +15,12 @@ pub(crate) fn without_unsourced_links(sentence: &str, sourced: &dyn Fn(&str) -> 
             '<' => angle_bracket(rest, sourced),
             '!' if rest[1..].starts_with('[') => image(rest, sourced),
             '[' => bracketed(rest, sourced).unwrap_or((None, 0)),
-            'h' | 'H' if url_length(rest) > 0 => {
+            'h' | 'H' => {
                 let url = &rest[..url_length(rest)];
-                (sourced(url).then(|| url.to_string()), url.len())
+                match url.is_empty() {
+                    true => (None, 0),
+                    false => (sourced(url).then(|| url.to_string()), url.len()),
+                }
             }
             _ => (None, 0),
         };

@@ -28,10 +28,13 @@ impl<S> SecureErrorHeads<S> {
 /// `bytes` with the security headers after the status line, when they open an error response
 /// that lacks them (every response the routes make carries them).
 fn completed(bytes: &[u8]) -> Option<Vec<u8>> {
-    let is_error = bytes.starts_with(b"HTTP/1.1 4") || bytes.starts_with(b"HTTP/1.1 5");
+    // Checked first: every write of every response passes here, bodies and streams included.
+    if !bytes.starts_with(b"HTTP/1.1 4") && !bytes.starts_with(b"HTTP/1.1 5") {
+        return None;
+    }
     let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = String::from_utf8_lossy(&bytes[..head_end]).to_ascii_lowercase();
-    if !is_error || head.contains("content-security-policy:") {
+    if head.contains("content-security-policy:") {
         return None;
     }
     let line_end = bytes.windows(2).position(|w| w == b"\r\n")? + 2;

@@ -46,12 +46,12 @@ impl Bucket {
     /// The signed request for one page of keys under `prefix`.
     pub(super) fn page_request(
         &self,
-        client: &reqwest::Client,
+        client: &reqwest::blocking::Client,
         credential: &AwsCredential,
         prefix: &str,
         continuation: Option<&str>,
         now: SystemTime,
-    ) -> reqwest::RequestBuilder {
+    ) -> reqwest::blocking::RequestBuilder {
         let mut query = vec![
             ("encoding-type", "url".to_string()),
             ("list-type", "2".to_string()),
@@ -249,38 +249,11 @@ fn hex(bytes: &[u8]) -> String {
 
 /// `YYYYMMDD` and `YYYYMMDDTHHMMSSZ` of `now`, in UTC.
 fn amz_date(now: SystemTime) -> (String, String) {
-    let seconds = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
-    let (days, in_day) = (seconds / 86_400, seconds % 86_400);
-    let (year, month, day) = civil_date(days as i64);
-    let date = format!("{year:04}{month:02}{day:02}");
-    let time = format!(
-        "{date}T{:02}{:02}{:02}Z",
-        in_day / 3600,
-        in_day / 60 % 60,
-        in_day % 60
-    );
-    (date, time)
-}
-
-/// The Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_date(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    let now = chrono::DateTime::<chrono::Utc>::from(now);
+    (
+        now.format("%Y%m%d").to_string(),
+        now.format("%Y%m%dT%H%M%SZ").to_string(),
+    )
 }
 
 #[cfg(test)]
@@ -335,8 +308,11 @@ mod tests {
             amz_date(at),
             ("20150830".to_string(), "20150830T123600Z".to_string())
         );
-        assert_eq!(civil_date(0), (1970, 1, 1));
-        assert_eq!(civil_date(19_782), (2024, 2, 29));
+        let day = |days: u64| {
+            amz_date(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(days * 86_400)).0
+        };
+        assert_eq!(day(0), "19700101");
+        assert_eq!(day(19_782), "20240229");
     }
 
     #[test]

@@ -271,11 +271,7 @@ fn outcomes_of(
         });
     }
     // Warnings (a `.groups` file naming no key's group, say) name the file where it is kept.
-    let shown = engine.shown_paths();
-    for warning in &mut report.warnings {
-        warning.path = shown.show(&warning.path);
-        warning.reason = shown.redact(&warning.reason);
-    }
+    engine.shown_paths().show_failures(&mut report.warnings);
     Ok(outcomes)
 }
 
