@@ -1,7 +1,7 @@
 use crate::groups::{narrow_groups, sidecar_groups};
 use crate::readers::ProjectReaders;
 use crate::remote::SourceSync;
-use crate::stamp::{read_by_this_reader, stamped_hash};
+use crate::stamp::{stamped_hash, still_current};
 use crate::{Engine, EngineError, ProjectConfig};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -9,7 +9,8 @@ use shiori_core::{normal_group, Chunk, ChunkerConfig, ChunkerKind, Document, Emb
 use shiori_ingest::limits::MAX_CHUNKS_PER_FILE;
 use shiori_ingest::{
     chunk_document, content_hash, discover, load_bytes_counting, unix_nanos, Budget, ChunkError,
-    DiscoveredFile, IngestError, IngestFailure, LoadedFile, WalkOptions, Walked,
+    DiscoveredFile, IngestError, IngestFailure, LoadedFile, Sections, WalkOptions, Walked,
+    SECTION_PATH_KEY,
 };
 use shiori_models::embed_with_cache;
 use shiori_store::{ApplyReport, FileChange, FileRecord};
@@ -77,9 +78,10 @@ pub(crate) struct FileGroups<'a> {
 }
 
 impl FileGroups<'_> {
-    /// `hash` stamped with these groups: a change of either reads the file again.
-    pub(crate) fn stamp(&self, hash: String) -> String {
-        stamped_hash(hash, [self.sidecar, self.projects])
+    /// `hash` stamped with these groups and the file's `section` path: a change of any reads
+    /// the file again.
+    pub(crate) fn stamp(&self, hash: String, section: &str) -> String {
+        stamped_hash(hash, section, [self.sidecar, self.projects])
     }
 }
 
@@ -354,7 +356,8 @@ impl Engine {
             report.record_write(applied);
         }
 
-        let candidates = self.changed_candidates(files)?;
+        let sections = Sections::read(&files);
+        let candidates = self.changed_candidates(files, &sections)?;
         report.files_unchanged = report.files_seen - report.failures.len() - candidates.len();
         progress.start("indexing files", candidates.len() as u64);
         let (streamed, whole): (Vec<_>, Vec<_>) = candidates
@@ -370,7 +373,7 @@ impl Engine {
             known: known.as_ref(),
         };
         for batch in whole.chunks(FILES_PER_BATCH) {
-            self.index_batch(batch, readership, &mut report, progress)?;
+            self.index_batch(batch, (readership, &sections), &mut report, progress)?;
             progress.advance(batch.len() as u64);
         }
         for (file, record) in &streamed {
@@ -445,10 +448,11 @@ impl Engine {
 
     /// Files whose size or modification time differ from what the store remembers, whose
     /// stamp is too close to when they were read to rule out a later edit within the same tick,
-    /// or that an earlier version's reader read.
+    /// or that an earlier version's reader read or read in another section.
     fn changed_candidates(
         &self,
         files: Vec<DiscoveredFile>,
+        sections: &Sections,
     ) -> Result<Vec<(DiscoveredFile, Option<FileRecord>)>, EngineError> {
         let mut records = self.store.file_records()?;
         let mut candidates = Vec::new();
@@ -458,7 +462,7 @@ impl Engine {
                 r.size == file.size
                     && r.modified_ns == file.modified_ns
                     && r.read_at_ns.saturating_sub(r.modified_ns) >= COARSEST_MTIME_TICK_NS
-                    && read_by_this_reader(&r.content_hash)
+                    && still_current(&r.content_hash, &section_of(sections, &file.path))
             });
             if !unchanged {
                 candidates.push((file, record));
@@ -470,7 +474,7 @@ impl Engine {
     fn index_batch(
         &mut self,
         batch: &[(DiscoveredFile, Option<FileRecord>)],
-        readership: Readership<'_>,
+        (readership, sections): (Readership<'_>, &Sections),
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<(), EngineError> {
@@ -485,7 +489,7 @@ impl Engine {
                     record.as_ref(),
                     chunker,
                     embedder,
-                    readership,
+                    (readership, &section_of(sections, &file.path)),
                     progress,
                 )
             })
@@ -567,13 +571,23 @@ fn is_streamed(path: &Path) -> bool {
         .is_some_and(|extension| extension.eq_ignore_ascii_case("jsonl"))
 }
 
+/// The section path a file's documents keep ([`Sections`]); none for records (JSONL), which
+/// are not pages of a site.
+fn section_of(sections: &Sections, path: &Path) -> String {
+    if is_streamed(path) {
+        String::new()
+    } else {
+        sections.path_of(path)
+    }
+}
+
 /// Loads and chunks one file, unless its content is what the store already has.
 fn prepare(
     file: &DiscoveredFile,
     record: Option<&FileRecord>,
     chunker: &shiori_core::ChunkerConfig,
     embedder: &dyn Embedder,
-    readership: Readership<'_>,
+    (readership, section): (Readership<'_>, &str),
     progress: &dyn Progress,
 ) -> Result<Prepared, IndexFailure> {
     let path = file.path.display().to_string();
@@ -591,7 +605,7 @@ fn prepare(
     };
     let file_record = FileRecord {
         path: path.clone(),
-        content_hash: groups.stamp(content_hash(&bytes)),
+        content_hash: groups.stamp(content_hash(&bytes), section),
         size: file.size,
         modified_ns: file.modified_ns,
         read_at_ns,
@@ -615,6 +629,12 @@ fn prepare(
         }
         Err(error) => return Err(failure(without_path(&error.to_string(), &path))),
     };
+    if !section.is_empty() {
+        for document in &mut loaded.documents {
+            let path = section.to_string();
+            document.metadata.insert(SECTION_PATH_KEY.to_string(), path);
+        }
+    }
     let chunked = chunk_loaded(&mut loaded, groups, readership, chunker, embedder)
         .map_err(|error| failure(error.to_string()))?;
     Ok(Prepared::Changed(ChangedFile {

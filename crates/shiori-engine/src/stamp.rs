@@ -1,14 +1,20 @@
 //! What the indexer remembers of a file to tell whether it must read it again: its content
-//! hash, stamped with the reader that read it and the groups it was given.
+//! hash, stamped with the reader that read it, the section it lies in and the groups it was
+//! given.
 
-use shiori_ingest::READER;
+use shiori_ingest::{content_hash, READER};
 
-/// The file's content hash, followed by the reader that reads it ([`shiori_ingest::READER`])
-/// and the groups it is given: a new reader, or a change of its groups alone (its
-/// `.NAME.groups`, its project's `groups`), indexes it again.
-pub(crate) fn stamped_hash(mut hash: String, groups: [Option<&str>; 2]) -> String {
+/// The file's content hash, followed by the reader that reads it ([`shiori_ingest::READER`]),
+/// a hash of its section path ([`shiori_ingest::Sections`]) when it lies in one, and the groups
+/// it is given: a new reader, a renamed section (its folder's index page retitled), or a change
+/// of its groups alone (its `.NAME.groups`, its project's `groups`), indexes it again.
+pub(crate) fn stamped_hash(mut hash: String, section: &str, groups: [Option<&str>; 2]) -> String {
     hash.push('@');
     hash.push_str(READER);
+    if !section.is_empty() {
+        hash.push('/');
+        hash.push_str(&section_stamp(section));
+    }
     for groups in groups.into_iter().flatten() {
         hash.push('+');
         hash.push_str(groups);
@@ -16,13 +22,26 @@ pub(crate) fn stamped_hash(mut hash: String, groups: [Option<&str>; 2]) -> Strin
     hash
 }
 
-/// Whether a stored file's stamped hash was made by this version's reader: one made by an
-/// earlier reader (or before readers were stamped) is read again even when the file is as it
-/// was.
-pub(crate) fn read_by_this_reader(stamped: &str) -> bool {
+/// Whether a stored file's stamped hash was made by this version's reader for a file in
+/// `section`: one made by an earlier reader (or before readers were stamped), or in another
+/// section, is read again even when the file is as it was.
+pub(crate) fn still_current(stamped: &str, section: &str) -> bool {
     let hash = stamped.split('+').next().unwrap_or_default();
-    hash.rsplit_once('@')
-        .is_some_and(|(_, reader)| reader == READER)
+    let Some((_, reading)) = hash.rsplit_once('@') else {
+        return false;
+    };
+    let (reader, stored_section) = reading.split_once('/').unwrap_or((reading, ""));
+    let section_matches = if section.is_empty() {
+        stored_section.is_empty()
+    } else {
+        stored_section == section_stamp(section)
+    };
+    reader == READER && section_matches
+}
+
+/// A short hash of a section path: titles may hold any character, the stamp's separators too.
+fn section_stamp(section: &str) -> String {
+    content_hash(section.as_bytes())[..16].to_string()
 }
 
 #[cfg(test)]
@@ -31,14 +50,26 @@ mod tests {
 
     #[test]
     fn a_hash_carries_its_reader_before_its_groups() {
-        let stamped = stamped_hash("abc".into(), [Some("hr"), None]);
+        let stamped = stamped_hash("abc".into(), "", [Some("hr"), None]);
         assert_eq!(stamped, format!("abc@{READER}+hr"));
-        assert!(read_by_this_reader(&stamped));
-        assert!(read_by_this_reader(&format!("partial:abc@{READER}")));
+        assert!(still_current(&stamped, ""));
+        assert!(still_current(&format!("partial:abc@{READER}"), ""));
         assert!(
-            !read_by_this_reader("abc+hr"),
+            !still_current("abc+hr", ""),
             "stored before readers were stamped"
         );
-        assert!(!read_by_this_reader("abc@1"), "an earlier reader");
+        assert!(!still_current("abc@1", ""), "an earlier reader");
+    }
+
+    #[test]
+    fn a_file_whose_section_was_retitled_is_read_again() {
+        let stamped = stamped_hash("abc".into(), "Acme › HR", [Some("hr+it"), None]);
+        assert!(stamped.starts_with(&format!("abc@{READER}/")));
+        assert!(stamped.ends_with("+hr+it"));
+        assert!(still_current(&stamped, "Acme › HR"));
+        assert!(!still_current(&stamped, "Acme › People"));
+        assert!(!still_current(&stamped, ""), "its folder's index page went");
+        let outside = stamped_hash("abc".into(), "", [None, None]);
+        assert!(!still_current(&outside, "Acme"), "an index page came");
     }
 }

@@ -204,5 +204,5 @@ fn hash_and_groups(
         sidecar: sidecar.as_deref(),
         projects,
     };
-    Ok((groups.stamp(file_content_hash(path)?), sidecar))
+    Ok((groups.stamp(file_content_hash(path)?, ""), sidecar))
 }

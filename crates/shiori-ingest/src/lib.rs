@@ -8,6 +8,7 @@ mod load;
 mod markdown;
 mod normalize;
 pub mod samples;
+mod sections;
 mod structure;
 mod walk;
 
@@ -18,6 +19,7 @@ pub use limits::Budget;
 pub use load::{is_supported, load_bytes, load_bytes_counting, load_file, JsonlStream, LoadedFile};
 pub use normalize::normalize;
 pub use samples::SampleError;
+pub use sections::{Sections, SECTION_PATH_KEY};
 pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions, Walked};
 
 /// Which reading of a file's bytes its chunks come from. Raised whenever the same bytes would

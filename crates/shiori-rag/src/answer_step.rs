@@ -5,7 +5,9 @@
 //! them, or the whole text at the end when nothing was streamed.
 
 use crate::events::{AnswerEvent, Forward};
-use crate::extractive::{not_stated_text, quote, refuses, Quoted, REFUSAL_TEXT};
+use crate::extractive::{
+    joined, not_stated_text, quote, quote_each, refuses, Ask, Quoted, REFUSAL_TEXT,
+};
 use crate::pipelines::sources;
 use crate::prompts;
 use crate::run::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
@@ -227,31 +229,42 @@ impl Run<'_, '_> {
         answer
     }
 
-    /// An extractive answer to `question` over `retrieval`, in this run's trace: the sentences
-    /// of the best sources that answer it, cited and marked in their source, and sent to the
-    /// listener whole (nothing is generated).
-    pub fn extractive(&mut self, question: &str, retrieval: &Retrieval) -> Answer {
-        let sources = sources(&retrieval.hits);
-        let quoted = if refuses(&retrieval.hits, &retrieval.verdict) {
-            Err(NotQuoted::Nothing)
-        } else {
-            quote(question, &sources)
-        };
-        let output = match &quoted {
-            Ok(quoted) => format!("quoted {}", summary(&quoted.text)),
-            Err(NotQuoted::Nothing) => "refused: nothing relevant enough".to_string(),
-            Err(NotQuoted::NotStated(wanted)) => format!(
-                "refused: no sentence of the first sources states {}",
-                wanted.described()
-            ),
-        };
-        let input = format!(
-            "{} hits; {}",
-            retrieval.hits.len(),
-            retrieval.verdict.reason
-        );
-        self.trace.note("extract", input, output, 0.0);
-        match quoted {
+    /// An extractive answer, in this run's trace, to a question's asks ([`crate::asks`]; most
+    /// questions have one), each with its own retrieval: the sentences of its best sources that
+    /// answer it, cited and marked in their source among the sources of all the asks, and sent
+    /// to the listener whole (nothing is generated). Asks that nothing answers are left out;
+    /// when none is answered, the answer is a refusal.
+    pub fn extractive(&mut self, asks: &[(String, Retrieval)]) -> Answer {
+        let each: Vec<Ask<'_>> = asks
+            .iter()
+            .map(|(question, retrieval)| Ask {
+                question,
+                sources: sources(&retrieval.hits),
+                refused: refuses(&retrieval.hits, &retrieval.verdict),
+            })
+            .collect();
+        let (answers, sources) = quote_each(&each);
+        for ((ask, retrieval), answer) in asks.iter().zip(&answers) {
+            let output = match answer {
+                Ok(quoted) => format!("quoted {}", summary(&quoted.text)),
+                Err(NotQuoted::Nothing) => "refused: nothing relevant enough".to_string(),
+                Err(NotQuoted::NotStated(wanted)) => format!(
+                    "refused: no sentence of the first sources states {}",
+                    wanted.described()
+                ),
+            };
+            let asked = match asks.len() {
+                1 => String::new(),
+                _ => format!("{}: ", summary(ask)),
+            };
+            let input = format!(
+                "{asked}{} hits; {}",
+                retrieval.hits.len(),
+                retrieval.verdict.reason
+            );
+            self.trace.note("extract", input, output, 0.0);
+        }
+        match joined(answers) {
             Ok(Quoted { text, citations }) => self.send_whole(text, false, citations, &sources),
             Err(NotQuoted::Nothing) => {
                 self.send_whole(REFUSAL_TEXT.to_string(), true, Vec::new(), &sources)

@@ -12,6 +12,8 @@ pub(crate) enum Asked {
     Number,
     /// A date, a time, a deadline or a duration.
     Time,
+    /// A yes or a no: whether something is allowed, required, paid, possible.
+    Ruling,
 }
 
 /// Question wordings, lower-cased, for each kind; the first kind with a match wins, so money
@@ -106,10 +108,13 @@ const TIME_OFF: [&str; 9] = [
 /// What `question` asks for, when its wording says.
 pub(crate) fn asked(question: &str) -> Option<Asked> {
     let lower = question.to_lowercase();
-    let kind = WORDINGS
+    let Some(kind) = WORDINGS
         .iter()
         .find(|(_, wordings)| wordings.iter().any(|wording| asks_with(&lower, wording)))
-        .map(|(kind, _)| *kind)?;
+        .map(|(kind, _)| *kind)
+    else {
+        return asks_yes_or_no(&lower).then_some(Asked::Ruling);
+    };
     // "How much" asks for money only beside a word of money; "how much storage" wants a
     // number of gigabytes, "how much leave" hours or days.
     let money = WORDINGS[0]
@@ -131,6 +136,7 @@ impl Asked {
             Asked::Amount => "an amount",
             Asked::Number => "a number",
             Asked::Time => "a date or a duration",
+            Asked::Ruling => "a yes or a no",
         }
     }
 }
@@ -191,8 +197,93 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
             (has_digit || any(&KANJI_NUMBERS) || any(&NUMBER_WORDS)) && any(&TIME_UNITS)
                 || any(&TIME_WORDS)
         }
+        Asked::Ruling => {
+            any(&["n't", "n’t"])
+                || any(&JAPANESE_RULINGS)
+                || RULINGS.iter().any(|word| contains_wording(&lower, word))
+        }
     }
 }
+
+/// Whether a question (lower-cased) asks for a yes or a no: in English a clause opens with a
+/// verb ("can I …", "if I quit, do they …") and none with a question word; in Japanese it ends
+/// as a question and holds no question word (「副業してもいいの？」).
+fn asks_yes_or_no(question: &str) -> bool {
+    let openers: Vec<&str> = question
+        .split([',', ';', '、'])
+        .filter_map(|clause| {
+            clause
+                .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                .find(|word| !word.is_empty())
+        })
+        .collect();
+    if openers.iter().any(|word| QUESTION_WORDS.contains(word)) {
+        return false;
+    }
+    if openers.iter().any(|word| QUESTION_VERBS.contains(word)) {
+        return true;
+    }
+    let japanese = !question.is_ascii();
+    japanese
+        && !JAPANESE_QUESTION_WORDS
+            .iter()
+            .any(|word| question.contains(word))
+        && question.trim_end().ends_with(['？', '?', 'か'])
+}
+
+const QUESTION_WORDS: [&str; 14] = [
+    "what", "what's", "which", "how", "how's", "where", "where's", "who", "who's", "whom", "whose",
+    "why", "when", "whats",
+];
+const JAPANESE_QUESTION_WORDS: [&str; 13] = [
+    "何",
+    "いつ",
+    "どこ",
+    "誰",
+    "だれ",
+    "どう",
+    "どの",
+    "どれ",
+    "どちら",
+    "どんな",
+    "いくら",
+    "なぜ",
+    "幾",
+];
+/// Words that say yes or no to something: a negation, a permission, an obligation.
+const RULINGS: [&str; 19] = [
+    "not",
+    "no",
+    "never",
+    "cannot",
+    "only",
+    "must",
+    "allowed",
+    "permitted",
+    "prohibited",
+    "forbidden",
+    "required",
+    "require",
+    "requires",
+    "eligible",
+    "forfeited",
+    "expire",
+    "automatic",
+    "yes",
+    "none",
+];
+const JAPANESE_RULINGS: [&str; 10] = [
+    "ない",
+    "ません",
+    "禁止",
+    "できる",
+    "できます",
+    "必要",
+    "不要",
+    "認め",
+    "限り",
+    "可能",
+];
 
 const CURRENCIES: [&str; 12] = [
     "$", "¥", "€", "£", "円", "ドル", "usd", "jpy", "eur", "dollar", "yen", "euro",
@@ -291,6 +382,15 @@ mod tests {
             ),
             ("What is the procedure to request leave?", None),
             ("Who approves travel?", None),
+            ("can my last day be a federal holiday?", Some(Asked::Ruling)),
+            (
+                "if I quit, do they pay me for my leftover award leave?",
+                Some(Asked::Ruling),
+            ),
+            ("ツクロアって副業してもいいの？", Some(Asked::Ruling)),
+            ("デンキヤギの法定休日は何曜日？", None),
+            ("How do I request leave?", None),
+            ("Tell me about leave", None),
         ] {
             assert_eq!(asked(question), kind, "{question}");
         }
@@ -312,5 +412,12 @@ mod tests {
         assert!(states("Payday is the 25th of each month.", Asked::Time));
         assert!(states("給与は毎月25日に支払う。", Asked::Time));
         assert!(!states("Payroll is run by the finance team.", Asked::Time));
+        assert!(states("Award leave is not paid out.", Asked::Ruling));
+        assert!(states("Credit hours never expire.", Asked::Ruling));
+        assert!(states("マイカー通勤は原則として認めない。", Asked::Ruling));
+        assert!(!states(
+            "Award leave is granted for service.",
+            Asked::Ruling
+        ));
     }
 }

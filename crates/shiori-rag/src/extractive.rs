@@ -34,24 +34,113 @@ pub(crate) fn not_stated_text(wanted: Asked) -> String {
 /// The sentences of `sources` (best first) that answer `question`, followed by the `[n]` of
 /// their source.
 pub(crate) fn quote(question: &str, sources: &[Source]) -> Result<Quoted, NotQuoted> {
+    let (sentences, index, citation) = quote_one(question, sources)?;
+    Ok(Quoted {
+        text: format!("{sentences} [{}]", index + 1),
+        citations: vec![citation],
+    })
+}
+
+/// One ask of a question ([`crate::asks`]) with what its own retrieval found.
+pub(crate) struct Ask<'a> {
+    pub question: &'a str,
+    pub sources: Vec<Source>,
+    /// The retrieval's verdict: nothing found is relevant enough to quote.
+    pub refused: bool,
+}
+
+/// Each ask answered from its own sources and cited by its source's place among the sources of
+/// all the asks (each source once, in the order the asks found them), which are returned too.
+pub(crate) fn quote_each(asks: &[Ask<'_>]) -> (Vec<Result<Quoted, NotQuoted>>, Vec<Source>) {
+    let mut merged: Vec<Source> = Vec::new();
+    let mut answers = Vec::with_capacity(asks.len());
+    for ask in asks {
+        let places: Vec<usize> = ask
+            .sources
+            .iter()
+            .map(|source| place_in(&mut merged, source))
+            .collect();
+        let quoted = if ask.refused || ask.sources.is_empty() {
+            Err(NotQuoted::Nothing)
+        } else {
+            quote_one(ask.question, &ask.sources).map(|(sentences, index, mut citation)| {
+                citation.number = places[index] + 1;
+                Quoted {
+                    text: format!("{sentences} [{}]", citation.number),
+                    citations: vec![citation],
+                }
+            })
+        };
+        answers.push(quoted);
+    }
+    (answers, merged)
+}
+
+/// The answers of the asks that have one, in order, as one answer (a source cited by two asks
+/// is one citation with the quotes of both); when none has, the first ask's reason.
+pub(crate) fn joined(answers: Vec<Result<Quoted, NotQuoted>>) -> Result<Quoted, NotQuoted> {
+    let mut texts = Vec::new();
+    let mut citations: Vec<Citation> = Vec::new();
+    let mut first_reason = None;
+    for answer in answers {
+        match answer {
+            Ok(quoted) => {
+                texts.push(quoted.text);
+                for citation in quoted.citations {
+                    match citations
+                        .iter_mut()
+                        .find(|known| known.number == citation.number)
+                    {
+                        Some(known) => known.quotes.extend(citation.quotes),
+                        None => citations.push(citation),
+                    }
+                }
+            }
+            Err(reason) => {
+                first_reason.get_or_insert(reason);
+            }
+        }
+    }
+    if texts.is_empty() {
+        return Err(first_reason.unwrap_or(NotQuoted::Nothing));
+    }
+    Ok(Quoted {
+        text: texts.join(" "),
+        citations,
+    })
+}
+
+/// The place of `source` in `merged`, added at the end when it is not there yet.
+fn place_in(merged: &mut Vec<Source>, source: &Source) -> usize {
+    match merged
+        .iter()
+        .position(|known| known.chunk_id == source.chunk_id)
+    {
+        Some(place) => place,
+        None => {
+            merged.push(source.clone());
+            merged.len() - 1
+        }
+    }
+}
+
+/// The quoted sentences of `question`'s answer in `sources`, the index of their source and its
+/// citation (numbered by its place in `sources`, marked with the quotes).
+fn quote_one(question: &str, sources: &[Source]) -> Result<(String, usize, Citation), NotQuoted> {
     let extracted = extract(question, sources)?;
     let source = &sources[extracted.source];
-    let number = extracted.source + 1;
     let sentences: Vec<&str> = extracted
         .quotes
         .iter()
         .map(|range| &source.text[range.clone()])
         .collect();
-    let mut citation = Citation::of(number, source);
+    let mut citation = Citation::of(extracted.source + 1, source);
     citation.quotes = extracted
         .quotes
         .into_iter()
         .map(|range| Quote::of_bytes(&source.text, range))
         .collect();
-    Ok(Quoted {
-        text: format!("{} [{number}]", sentences.join(" ")),
-        citations: vec![citation],
-    })
+    Ok((sentences.join(" "), extracted.source, citation))
 }
 
 #[cfg(test)]
@@ -85,6 +174,50 @@ mod tests {
         );
         let marked: String = sources[0].text.chars().skip(14).take(13).collect();
         assert_eq!(marked, "有給休暇は年間20日です。");
+    }
+
+    #[test]
+    fn each_ask_quotes_its_own_sources_cited_among_all_of_them() {
+        let leave = source(
+            "Leave",
+            "You can carry over at most 240 hours of annual leave.",
+        );
+        let credit = source("Credit", "You may keep at most 24 credit hours banked.");
+        let asks = [
+            Ask {
+                question: "what is the cap on carrying over annual leave",
+                sources: vec![leave.clone(), credit.clone()],
+                refused: false,
+            },
+            Ask {
+                question: "how many credit hours can I keep banked?",
+                sources: vec![credit.clone(), leave.clone()],
+                refused: false,
+            },
+            Ask {
+                question: "which floor is the office on?",
+                sources: vec![source("Office", "The office is on floor 35.")],
+                refused: true,
+            },
+        ];
+        let (answers, sources) = quote_each(&asks);
+        let titles: Vec<&str> = sources.iter().map(|s| s.title.as_str()).collect();
+        assert_eq!(titles, ["Leave", "Credit", "Office"]);
+        assert!(
+            matches!(answers[2], Err(NotQuoted::Nothing)),
+            "a refused ask"
+        );
+        let answer = joined(answers).unwrap();
+        assert_eq!(
+            answer.text,
+            "You can carry over at most 240 hours of annual leave. [1] \
+             You may keep at most 24 credit hours banked. [2]"
+        );
+        let numbers: Vec<usize> = answer.citations.iter().map(|c| c.number).collect();
+        assert_eq!(numbers, [1, 2]);
+        assert_eq!(answer.citations[1].doc_id, "Credit");
+        let none = quote_each(&asks[2..]).0;
+        assert!(matches!(joined(none), Err(NotQuoted::Nothing)));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod answer_step;
 mod asked;
+mod asks;
 mod attribution;
 mod budget;
 mod chain;

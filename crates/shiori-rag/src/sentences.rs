@@ -84,10 +84,11 @@ pub(crate) fn extract(question: &str, sources: &[Source]) -> Result<Extracted, N
     };
     // "When" is answered by an event ("once your manager approves") as often as by a date,
     // and the best source may state an amount in words other than the question's ("commuter
-    // pass" for "commuting allowance"): only an amount or a number stated nowhere is refused.
+    // pass" for "commuting allowance"); a yes or a no is often said without a word of one
+    // ("Term renewals happen on request"): only an amount or a number stated nowhere is refused.
     match question.wanted {
-        Some(wanted)
-            if wanted != Asked::Time && !best.candidates.iter().any(|c| c.states_asked) =>
+        Some(wanted @ (Asked::Amount | Asked::Number))
+            if !best.candidates.iter().any(|c| c.states_asked) =>
         {
             Err(NotQuoted::NotStated(wanted))
         }
@@ -123,6 +124,10 @@ struct Ranked {
     scores: Vec<(bool, f64, f64)>,
     /// Candidate indexes, best first.
     order: Vec<usize>,
+    /// A yes or a no is asked: sentences without a word of one still join the best one, since
+    /// the answer may read as a plain statement ("Monthly plans can be refunded within 14
+    /// days" for "Can I get a refund?").
+    ruling: bool,
 }
 
 impl Ranked {
@@ -193,6 +198,7 @@ impl Ranked {
             candidates,
             scores,
             order,
+            ruling: wanted == Some(Asked::Ruling),
         })
     }
 
@@ -206,7 +212,7 @@ impl Ranked {
     /// answer stays within [`ANSWER_COLUMNS`].
     fn quotes(&self, text: &str) -> Vec<Range<usize>> {
         let lead = self.order[0];
-        let answers_it = self.answers_it();
+        let answers_it = self.answers_it() && !self.ruling;
         let columns_of = |index: usize| columns(&text[self.candidates[index].range.clone()]);
         let mut chosen = vec![lead];
         let mut used = columns_of(lead);

@@ -9,6 +9,7 @@ mod semantic;
 mod token;
 
 use crate::hash::content_hash;
+use crate::sections::SECTION_PATH_KEY;
 use shiori_core::{embedding_input, Chunk, ChunkerConfig, ChunkerKind, Document, Embedder};
 use thiserror::Error;
 
@@ -44,18 +45,26 @@ impl Piece {
 /// Between the parts of a chunk's context: `Travel policy › Booking › Flights`.
 pub const CONTEXT_SEPARATOR: &str = " › ";
 
-/// What a chunk is about beyond its own words: the document's title, then the headings above
-/// the chunk (a first heading that repeats the title is not said twice). The chunk's title is
-/// this context, so it is embedded and searched with the chunk and shown with its quotes: a
-/// long page split under headings is still found by the page's subject.
-fn context(title: &str, headings: &[String]) -> String {
-    let repeats_title = headings.first().is_some_and(|first| first == title);
-    let headings = &headings[usize::from(repeats_title)..];
-    std::iter::once(title)
+/// What a chunk is about beyond its own words: the sections its page lies in
+/// ([`crate::sections`], kept as the document's `section_path`), the document's title, then the
+/// headings above the chunk (a part that repeats the one before it is not said twice). The
+/// chunk's title is this context, so it is embedded and searched with the chunk and shown with
+/// its quotes: a long page split under headings is still found by the page's subject, and a
+/// page of a handbook by whose handbook it is.
+fn context(document: &Document, headings: &[String]) -> String {
+    let sections = document
+        .metadata
+        .get(SECTION_PATH_KEY)
+        .map(|path| path.split(CONTEXT_SEPARATOR).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let mut parts: Vec<&str> = sections
+        .into_iter()
+        .chain(std::iter::once(document.title.as_str()))
         .chain(headings.iter().map(String::as_str))
         .filter(|part| !part.is_empty())
-        .collect::<Vec<_>>()
-        .join(CONTEXT_SEPARATOR)
+        .collect();
+    parts.dedup();
+    parts.join(CONTEXT_SEPARATOR)
 }
 
 /// Splits `document` with the configured chunker. Chunk ids are `{doc_id}#{index}`; chunks
@@ -126,7 +135,7 @@ pub fn chunk_document(
             if !piece.headings.is_empty() {
                 metadata.insert("header_path".to_owned(), piece.headings.join(" > "));
             }
-            let title = context(&document.title, &piece.headings);
+            let title = context(document, &piece.headings);
             Chunk {
                 chunk_id: format!("{}#{index}", document.doc_id),
                 doc_id: document.doc_id.clone(),

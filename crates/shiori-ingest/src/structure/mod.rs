@@ -45,12 +45,8 @@ pub(crate) fn readable_name(path: &Path) -> String {
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let is_index = matches!(
-        stem.to_ascii_lowercase().trim_start_matches('_'),
-        "index" | "readme"
-    );
     let name = match path.parent().and_then(Path::file_name) {
-        Some(folder) if is_index => folder.to_string_lossy().into_owned(),
+        Some(folder) if index_page_rank(path).is_some() => folder.to_string_lossy().into_owned(),
         _ => stem,
     };
     let spaced = name.replace(['-', '_'], " ");
@@ -60,6 +56,17 @@ pub(crate) fn readable_name(path: &Path) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => spaced,
     }
+}
+
+/// Whether `path` is its folder's index page (`_index`, `index` or `README`, any extension),
+/// and how it ranks against another in the same folder: lower wins. Site generators read
+/// `_index` and `index` as the section's page, and a repository shows its `README`.
+pub(crate) fn index_page_rank(path: &Path) -> Option<u8> {
+    let stem = path.file_stem()?.to_str()?.to_ascii_lowercase();
+    ["_index", "index", "readme"]
+        .iter()
+        .position(|name| *name == stem)
+        .and_then(|rank| u8::try_from(rank).ok())
 }
 
 #[cfg(test)]
