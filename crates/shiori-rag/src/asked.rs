@@ -224,11 +224,18 @@ fn asks_yes_or_no(question: &str) -> bool {
         return true;
     }
     let japanese = !question.is_ascii();
+    let Some(body) = question.trim_end().strip_suffix(['？', '?', 'か']) else {
+        return false;
+    };
+    // 「妻が出産したときは？」 names a case and asks what holds for it, not whether it holds.
+    let names_a_case = ["は", "だと", "なら", "では", "の場合"]
+        .iter()
+        .any(|ending| body.ends_with(ending));
     japanese
+        && !names_a_case
         && !JAPANESE_QUESTION_WORDS
             .iter()
             .any(|word| question.contains(word))
-        && question.trim_end().ends_with(['？', '?', 'か'])
 }
 
 const QUESTION_WORDS: [&str; 14] = [
@@ -388,6 +395,7 @@ mod tests {
                 Some(Asked::Ruling),
             ),
             ("ツクロアって副業してもいいの？", Some(Asked::Ruling)),
+            ("妻が出産したときは？", None),
             ("デンキヤギの法定休日は何曜日？", None),
             ("How do I request leave?", None),
             ("Tell me about leave", None),

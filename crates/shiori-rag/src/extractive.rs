@@ -42,6 +42,7 @@ pub(crate) fn quote(question: &str, sources: &[Source]) -> Result<Quoted, NotQuo
 }
 
 /// One ask of a question ([`crate::asks`]) with what its own retrieval found.
+#[derive(Clone)]
 pub(crate) struct Ask<'a> {
     pub question: &'a str,
     pub sources: Vec<Source>,
@@ -76,14 +77,17 @@ pub(crate) fn quote_each(asks: &[Ask<'_>]) -> (Vec<Result<Quoted, NotQuoted>>, V
     (answers, merged)
 }
 
-/// The answers of the asks that have one, in order, as one answer (a source cited by two asks
-/// is one citation with the quotes of both); when none has, the first ask's reason.
+/// The answers of the asks that have one, in order and each once, as one answer (a source cited
+/// by two asks is one citation with the quotes of both); when none has, the first ask's reason.
 pub(crate) fn joined(answers: Vec<Result<Quoted, NotQuoted>>) -> Result<Quoted, NotQuoted> {
     let mut texts = Vec::new();
     let mut citations: Vec<Citation> = Vec::new();
     let mut first_reason = None;
     for answer in answers {
         match answer {
+            // Two asks answered by the same sentences ("how much is it at A and at B" where one
+            // table has both) say them once.
+            Ok(quoted) if texts.contains(&quoted.text) => {}
             Ok(quoted) => {
                 texts.push(quoted.text);
                 for citation in quoted.citations {
@@ -216,6 +220,13 @@ mod tests {
         let numbers: Vec<usize> = answer.citations.iter().map(|c| c.number).collect();
         assert_eq!(numbers, [1, 2]);
         assert_eq!(answer.citations[1].doc_id, "Credit");
+        let twice = quote_each(&[asks[0].clone(), asks[0].clone()]).0;
+        let once = joined(twice).unwrap();
+        assert_eq!(
+            once.text,
+            "You can carry over at most 240 hours of annual leave. [1]"
+        );
+        assert_eq!(once.citations[0].quotes.len(), 1);
         let none = quote_each(&asks[2..]).0;
         assert!(matches!(joined(none), Err(NotQuoted::Nothing)));
     }

@@ -71,6 +71,12 @@ pub(crate) fn extract(question: &str, sources: &[Source]) -> Result<Extracted, N
     };
     let mut first_found: Option<(usize, Ranked)> = None;
     for (index, source) in sources.iter().enumerate().take(SOURCES_READ) {
+        // A yes or a no is read from the best source's file only: a "no" on another page is
+        // about something else ("No, don't save hours" for "can I shift my hours for a
+        // holiday?").
+        if question.wanted == Some(Asked::Ruling) && file_of(source) != file_of(&sources[0]) {
+            continue;
+        }
         let Some(ranked) = Ranked::new(&question, &source.text) else {
             continue;
         };
@@ -94,6 +100,14 @@ pub(crate) fn extract(question: &str, sources: &[Source]) -> Result<Extracted, N
         }
         _ => Ok(quoted(index, &best)),
     }
+}
+
+/// The file a source's document came from: a page, slide or sheet adds `#part` to its id.
+fn file_of(source: &Source) -> &str {
+    source
+        .doc_id
+        .split_once('#')
+        .map_or(source.doc_id.as_str(), |(file, _)| file)
 }
 
 /// What the sentences of every source read are scored against, taken from the question once.
