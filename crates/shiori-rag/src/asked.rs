@@ -108,6 +108,10 @@ const TIME_OFF: [&str; 9] = [
 /// What `question` asks for, when its wording says.
 pub(crate) fn asked(question: &str) -> Option<Asked> {
     let lower = question.to_lowercase();
+    // "What service checks my salary?" asks for a name, whatever its topic's words.
+    if names_a_kind(&lower) {
+        return None;
+    }
     let Some(kind) = WORDINGS
         .iter()
         .find(|(_, wordings)| wordings.iter().any(|wording| asks_with(&lower, wording)))
@@ -204,6 +208,33 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
         }
     }
 }
+
+/// Whether a question (lower-cased) asks "what X" or "which X" of a kind of thing that is no
+/// amount, number or time ("what service do they use", "which form do I fill out"): it wants
+/// a name, whatever else its words are about.
+fn names_a_kind(question: &str) -> bool {
+    question.split([',', ';']).any(|clause| {
+        let words: Vec<&str> = clause
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|word| !word.is_empty())
+            .take(2)
+            .collect();
+        let [opener, kind] = words.as_slice() else {
+            return false;
+        };
+        let measured = WORDINGS
+            .iter()
+            .flat_map(|(_, wordings)| wordings.iter())
+            .any(|wording| *wording == *kind || *wording == format!("{opener} {kind}"));
+        matches!(*opener, "what" | "which") && !measured && !NOT_A_KIND.contains(kind)
+    })
+}
+
+/// Words after "what" that do not name a kind of thing: "what is", "what do I", "what if".
+const NOT_A_KIND: [&str; 24] = [
+    "is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "will", "would",
+    "may", "must", "has", "have", "had", "happens", "happened", "if", "about", "else", "to", "the",
+];
 
 /// Whether a question (lower-cased) asks for a yes or a no: in English a clause opens with a
 /// verb ("can I …", "if I quit, do they …") and none with a question word; in Japanese it ends
@@ -396,6 +427,12 @@ mod tests {
             ),
             ("ツクロアって副業してもいいの？", Some(Asked::Ruling)),
             ("妻が出産したときは？", None),
+            (
+                "my mortgage lender wants to verify my salary, what service do they use?",
+                None,
+            ),
+            ("what date is payday?", Some(Asked::Time)),
+            ("what budget do we have for books?", Some(Asked::Amount)),
             ("デンキヤギの法定休日は何曜日？", None),
             ("How do I request leave?", None),
             ("Tell me about leave", None),
