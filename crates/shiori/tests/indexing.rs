@@ -195,6 +195,44 @@ fn a_file_an_earlier_reader_indexed_is_read_again() {
     );
 }
 
+/// A page's chunks carry the title of its folder's index page: "Acme" is said once, in the
+/// README, and the leave page is found by it. Retitling the README reads its pages again.
+#[test]
+fn a_page_is_found_by_its_sections_title_and_a_retitled_section_reads_it_again() {
+    let store = test_store(Backend::Embedded);
+    let corpus = store.work.path().join("corpus");
+    let write = |name: &str, text: &str| {
+        let path = corpus.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("acme/README.md", "# Acme handbook\n\nHow we work.");
+    write("acme/leave.md", "# Leave\n\nEveryone gets twenty days of paid leave.");
+    write("kumo/leave.md", "# Leave\n\nEveryone gets ten days of paid leave.");
+    index(&store.data, &corpus);
+    let title_of_first = |query: &str| {
+        let found = run_json(&store.data, &["search", query, "--mode", "bm25"]);
+        let first = &found["hits"][0];
+        (
+            first["title"].as_str().unwrap().to_string(),
+            first["source"].as_str().unwrap().to_string(),
+        )
+    };
+    let (title, source) = title_of_first("acme leave days");
+    assert_eq!(
+        (title.as_str(), source.as_str()),
+        ("Acme handbook › Leave", "corpus/acme/leave.md")
+    );
+    write("acme/README.md", "# Umi handbook\n\nHow we work.");
+    let again = index(&store.data, &corpus);
+    assert_eq!(
+        again["files_indexed"], 2,
+        "the README and the page under it: {again}"
+    );
+    let (title, _) = title_of_first("umi leave days");
+    assert_eq!(title, "Umi handbook › Leave");
+}
+
 fn bad_files_fail_alone_and_are_named(backend: Backend) {
     let store = test_store(backend);
     let work = &store.work;
