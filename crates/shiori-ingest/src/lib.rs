@@ -1,4 +1,5 @@
-//! Loaders per format, normalisation, chunkers and content hashing: files in, `Chunk`s out.
+//! Loaders per format, normalisation, section paths, chunkers and content hashing: files in,
+//! `Chunk`s out.
 
 mod chunk;
 mod error;

@@ -161,17 +161,26 @@ impl AppState {
 
     /// Runs `work` on a second engine opened on the same data directory, then swaps a freshly
     /// opened reader in. Queries keep using the old engine throughout; if `work` fails, the old
-    /// engine stays. One write at a time: a second gets 409.
+    /// engine stays. One write at a time: a second gets 409. The catch-up with other
+    /// processes' commits ([`AppState::catch_up`]) holds the same lock for a moment; a write
+    /// that meets it waits instead.
     pub async fn write<T: Send + 'static>(
         self: &Arc<Self>,
         operation: &str,
         work: impl FnOnce(&mut Engine, &ReindexProgress) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        let Ok(guard) = Arc::clone(&self.writer).try_lock_owned() else {
-            return Err(ApiError::Conflict(
-                "another reindex, upload, delete or evaluation is running; retry when it ends"
-                    .into(),
-            ));
+        let guard = match Arc::clone(&self.writer).try_lock_owned() {
+            Ok(guard) => guard,
+            Err(_) if !self.progress.snapshot().running => {
+                Arc::clone(&self.writer).lock_owned().await
+            }
+            Err(_) => {
+                return Err(ApiError::Conflict(
+                    "another reindex, upload, delete or evaluation is running; retry when it \
+                     ends"
+                        .into(),
+                ))
+            }
         };
         let state = Arc::clone(self);
         let operation = operation.to_string();

@@ -207,8 +207,14 @@ fn a_page_is_found_by_its_sections_title_and_a_retitled_section_reads_it_again()
         std::fs::write(path, text).unwrap();
     };
     write("acme/README.md", "# Acme handbook\n\nHow we work.");
-    write("acme/leave.md", "# Leave\n\nEveryone gets twenty days of paid leave.");
-    write("kumo/leave.md", "# Leave\n\nEveryone gets ten days of paid leave.");
+    write(
+        "acme/leave.md",
+        "# Leave\n\nEveryone gets twenty days of paid leave.",
+    );
+    write(
+        "kumo/leave.md",
+        "# Leave\n\nEveryone gets ten days of paid leave.",
+    );
     index(&store.data, &corpus);
     let title_of_first = |query: &str| {
         let found = run_json(&store.data, &["search", query, "--mode", "bm25"]);
