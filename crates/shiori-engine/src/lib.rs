@@ -6,6 +6,7 @@ mod auth;
 mod config;
 mod config_file;
 mod conversation;
+mod doctor;
 mod embedding;
 mod engine;
 mod error;
@@ -32,6 +33,7 @@ pub use config::{
 };
 pub use config_file::save_chat_models;
 pub use conversation::{MAX_CONVERSATIONS, MAX_TURNS};
+pub use doctor::{diagnose, Check, Diagnosis, Status};
 pub use embedding::{EmbedAs, MAX_EMBED_CHARS, MAX_EMBED_INPUTS};
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;

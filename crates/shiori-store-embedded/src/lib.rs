@@ -7,6 +7,7 @@ mod conversations;
 mod error;
 mod keyword;
 mod reader_statistics;
+mod snapshot;
 mod tables;
 mod vectors;
 
@@ -14,6 +15,7 @@ pub use conversations::SqliteConversations;
 pub use error::{AllowedKeys, IndexError};
 pub use keyword::TantivyKeywordIndex;
 pub use reader_statistics::ReaderStatistics;
+pub use snapshot::{inspect, snapshot, Inspection, Snapshot};
 pub use vectors::UsearchIndex;
 
 use error::{sqlite, SqliteError};

@@ -203,6 +203,32 @@ pub fn database_bytes(options: &PostgresOptions) -> Result<u64, PostgresError> {
     Ok(bytes as u64)
 }
 
+/// What `shiori doctor` reads of a database: the schema version it is at and the extensions
+/// installed (`vector` is the one the store needs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseHealth {
+    pub schema_version: i64,
+    pub extensions: Vec<(String, String)>,
+}
+
+/// Connects to the primary and reads its schema version and extensions; changes nothing.
+pub fn inspect(options: &PostgresOptions) -> Result<DatabaseHealth, PostgresError> {
+    let mut client = pool::connect(&options.url, options)?;
+    let schema_version = schema::current_version(&mut client)?;
+    let extensions = client
+        .query(
+            "SELECT extname::TEXT, extversion FROM pg_extension ORDER BY 1",
+            &[],
+        )?
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    Ok(DatabaseHealth {
+        schema_version,
+        extensions,
+    })
+}
+
 /// The schema version this build reads and writes.
 pub fn schema_version() -> i64 {
     schema::LATEST

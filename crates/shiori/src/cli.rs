@@ -58,6 +58,10 @@ pub enum Command {
     /// Serve the HTTP API, the OpenAI-compatible /v1 API, MCP at /mcp and the web page.
     /// `SHIORI_API_KEY` set = every /api, /v1 and /mcp route needs `Authorization: Bearer <key>`.
     Serve(ServeArgs),
+    /// Check that this machine and data directory are ready (models and their checksums, the
+    /// Japanese dictionary, OCR data, CPU features, the store, keys, free disk), saying how to
+    /// fix each missing piece; exits 1 when a check fails.
+    Doctor,
     /// Models and dictionaries under SHIORI_HOME.
     Models {
         #[command(subcommand)]

@@ -68,6 +68,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Embed(args) => setup::embed(cli, &home, args),
         Command::Mcp(args) => serving::mcp(cli, &home, args),
         Command::Serve(args) => serving::serve(cli, &home, args),
+        Command::Doctor => setup::doctor(cli, &home),
         Command::Models { action } => setup::models(cli, &home, action),
         Command::Bench { action } => bench::run(cli, &home, action),
     }
