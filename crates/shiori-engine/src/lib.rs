@@ -3,6 +3,7 @@
 //! and the HTTP server are thin layers over it.
 
 mod auth;
+mod backup;
 mod config;
 mod config_file;
 mod conversation;
@@ -26,6 +27,9 @@ mod uploads;
 mod watch;
 
 pub use auth::{AuthConfig, KeyConfig, Keyring, Reader, LEGACY_KEY_VARIABLE};
+pub use backup::{
+    backup, restore, BackupError, BackupReport, Manifest, ManifestFile, RestoreReport,
+};
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
     PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind,

@@ -2,6 +2,7 @@
 //! progress on a terminal and prints results as text or JSON. `main` only dispatches: each
 //! command lives in the module named for its job.
 
+mod backup;
 mod bench;
 mod bench_generate;
 mod bench_ingest;
@@ -68,6 +69,8 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Embed(args) => setup::embed(cli, &home, args),
         Command::Mcp(args) => serving::mcp(cli, &home, args),
         Command::Serve(args) => serving::serve(cli, &home, args),
+        Command::Backup { dest } => backup::backup(cli, dest),
+        Command::Restore { src } => backup::restore(cli, &home, src),
         Command::Doctor => setup::doctor(cli, &home),
         Command::Models { action } => setup::models(cli, &home, action),
         Command::Bench { action } => bench::run(cli, &home, action),

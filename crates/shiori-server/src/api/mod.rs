@@ -1,5 +1,6 @@
 //! The routes and the middleware around them.
 
+mod backup;
 mod conversations;
 mod documents;
 mod guard;
@@ -52,6 +53,7 @@ pub fn router(state: SharedState) -> Router {
             get(index::reindex_status).post(index::reindex),
         )
         .route("/api/eval", post(index::eval))
+        .route("/api/backup", post(backup::backup))
         .route(
             "/api/documents",
             get(documents::list).post(documents::upload.layer(upload_limit)),
@@ -129,7 +131,7 @@ const PROTECTED_PREFIXES: [&str; 4] = ["/api/", "/v1/", "/mcp", "/metrics"];
 async fn timeout(State(state): State<SharedState>, request: Request, next: Next) -> Response {
     let path = request.uri().path();
     let is_write = request.method() != Method::GET
-        && ["/api/reindex", "/api/eval", "/api/documents"]
+        && ["/api/reindex", "/api/eval", "/api/documents", "/api/backup"]
             .iter()
             .any(|prefix| path.starts_with(prefix));
     // An answer out of time first stops its model and quotes its sources instead; only one
