@@ -79,6 +79,13 @@ pub enum Command {
         #[command(subcommand)]
         action: ModelsAction,
     },
+    /// Man pages and shell completions, generated from these very definitions (what the Debian
+    /// package installs).
+    #[command(hide = true)]
+    Generate {
+        #[command(subcommand)]
+        action: GenerateAction,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -132,6 +139,14 @@ pub enum FetchSet {
     QwenCoder,
     /// The default set and every extra.
     All,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateAction {
+    /// Write shiori.1 and a page per subcommand into DIR.
+    Man { dir: PathBuf },
+    /// Print the completion script of SHELL (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
 }
 
 #[derive(Debug, Subcommand)]

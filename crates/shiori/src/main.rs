@@ -9,6 +9,7 @@ mod bench_ingest;
 mod bench_scale;
 mod chat;
 mod cli;
+mod generate;
 mod indexing;
 mod output;
 mod progress;
@@ -73,6 +74,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Restore { src } => backup::restore(cli, &home, src),
         Command::Doctor => setup::doctor(cli, &home),
         Command::Models { action } => setup::models(cli, &home, action),
+        Command::Generate { action } => generate::run(action),
         Command::Bench { action } => bench::run(cli, &home, action),
     }
 }
