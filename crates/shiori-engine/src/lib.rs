@@ -23,6 +23,7 @@ mod sources;
 mod stamp;
 mod store;
 mod streamed;
+mod traced_chat;
 mod uploads;
 mod watch;
 
@@ -33,7 +34,7 @@ pub use backup::{
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
     PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind,
-    WebSearchConfig, WebSearchKind, CONFIG_FILE,
+    TelemetryConfig, WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
 pub use config_file::save_chat_models;
 pub use conversation::{MAX_CONVERSATIONS, MAX_TURNS};

@@ -443,12 +443,14 @@ impl DocumentStore for PostgresStore {
 
     /// One transaction under the write lock; a file whose content hash is already stored (by
     /// another indexer, say) only gets its new stamps.
+    #[tracing::instrument(name = "store.apply", skip_all, fields(changes = changes.len()))]
     fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
         self.write(|client| write::apply(client, &self.analyzers, changes))
     }
 
     /// Everything is durable and searchable once `apply` returns; after a load into an empty
     /// store, the vector index is built here.
+    #[tracing::instrument(name = "store.commit", skip_all)]
     fn commit(&mut self) -> Result<(), StoreError> {
         if !std::mem::take(&mut self.bulk_load) {
             return Ok(());
@@ -473,6 +475,7 @@ impl DocumentStore for PostgresStore {
         Ok(None)
     }
 
+    #[tracing::instrument(name = "store.read_chunks", skip_all, fields(keys = keys.len()))]
     fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
         self.read(|client| read::chunks_by_keys(client, keys))
     }
@@ -485,6 +488,7 @@ impl DocumentStore for PostgresStore {
         self.read(|client| read::keys_matching(client, filters))
     }
 
+    #[tracing::instrument(name = "store.dense_search", skip_all)]
     fn dense_search(
         &self,
         query: &[f32],
@@ -494,6 +498,7 @@ impl DocumentStore for PostgresStore {
         self.read(|client| read::dense_search(client, self.options.dimension, query, k, filters))
     }
 
+    #[tracing::instrument(name = "store.keyword_search", skip_all)]
     fn keyword_search(
         &self,
         query: &str,

@@ -16,6 +16,7 @@ mod progress;
 mod search;
 mod serving;
 mod setup;
+mod telemetry;
 
 use anyhow::{bail, Result};
 use clap::Parser;
@@ -23,7 +24,6 @@ use cli::{Cli, Command};
 use shiori_core::EmbedError;
 use shiori_engine::{Engine, EngineError};
 use shiori_models::assets::ShioriHome;
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// candle allocates and frees large activation tensors for every batch; glibc hands those back to
@@ -33,16 +33,12 @@ use std::path::Path;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SHIORI_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(|| output::LogWriter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
     let cli = Cli::parse();
-    if let Err(error) = run(&cli) {
+    let telemetry = telemetry::init(&cli);
+    let result = run(&cli);
+    // Sent before `exit`, which would skip it.
+    drop(telemetry);
+    if let Err(error) = result {
         // `shiori search … | head -1`: the reader took what it wanted, as `yes | head` does.
         if output::is_broken_pipe(&error) {
             std::process::exit(0);

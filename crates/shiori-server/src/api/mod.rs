@@ -25,6 +25,7 @@ use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use shiori_engine::Reader;
+use tracing::Instrument;
 
 /// Every route the server answers, with auth, limits, timeouts and request metrics.
 pub fn router(state: SharedState) -> Router {
@@ -215,10 +216,18 @@ async fn count(State(state): State<SharedState>, request: Request, next: Next) -
         .map_or("unmatched", MatchedPath::as_str)
         .to_string();
     let method = request.method().to_string();
-    let response = next.run(request).await;
-    state
-        .metrics
-        .record_request(&route, &method, response.status().as_u16());
+    // The root of the request's trace: every span of the work it starts is under it.
+    let span = tracing::info_span!(
+        "request",
+        otel.name = %format!("{method} {route}"),
+        http.request.method = %method,
+        http.route = %route,
+        http.response.status_code = tracing::field::Empty,
+    );
+    let response = next.run(request).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    span.record("http.response.status_code", i64::from(status));
+    state.metrics.record_request(&route, &method, status);
     response
 }
 
