@@ -182,3 +182,57 @@ pub(super) fn disk(data_dir: &Path) -> Check {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ModelConfig;
+
+    #[test]
+    fn the_assets_needed_follow_the_configuration() {
+        let mut config = Config::default();
+        assert_eq!(
+            needed_assets(&config),
+            ["ipadic (vibrato)", "multilingual-e5-small"]
+        );
+        config.embedder.kind = EmbedderKind::Minilm;
+        let local = ModelConfig::new(ProviderKind::Local, "smollm2");
+        config.llm.models.insert("local".into(), local);
+        let own = ModelConfig::new(ProviderKind::Local, "/models/own.gguf");
+        config.llm.models.insert("own".into(), own);
+        assert_eq!(
+            needed_assets(&config),
+            [
+                "ipadic (vibrato)",
+                "all-MiniLM-L6-v2",
+                "SmolLM2-135M-Instruct"
+            ]
+        );
+        let paths = configured_paths(&config);
+        assert_eq!(
+            paths,
+            [(
+                "chat model own".to_string(),
+                PathBuf::from("/models/own.gguf")
+            )]
+        );
+    }
+
+    #[test]
+    fn a_missing_model_the_configuration_loads_fails_with_its_fix() {
+        let home = tempfile::tempdir().unwrap();
+        let checks = assets(&Config::default(), &ShioriHome(home.path().to_path_buf()));
+        let e5 = checks
+            .iter()
+            .find(|c| c.name == "model multilingual-e5-small")
+            .unwrap();
+        assert_eq!(e5.status, super::super::Status::Fail);
+        assert_eq!(e5.fix.as_deref(), Some("shiori models fetch"));
+        let qwen = checks.iter().find(|c| c.name.contains("Qwen")).unwrap();
+        assert_eq!(
+            qwen.status,
+            super::super::Status::Ok,
+            "not loaded, not needed"
+        );
+    }
+}
