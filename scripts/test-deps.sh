@@ -52,6 +52,8 @@ python3 -c "import moto.server, boto3, wsgidav, cheroot" 2>/dev/null \
     || pip_install "moto[server]==5.2.1" wsgidav==4.4.0 cheroot==11.1.2
 # The official clients the OpenAI-compatible API and the MCP server are tested with.
 python3 -c "import openai, mcp" 2>/dev/null || pip_install openai==3.51.0 mcp==2.3.0
+# The traces' test receives OTLP exports with the official protobuf definitions.
+python3 -c "import opentelemetry.proto" 2>/dev/null || pip_install opentelemetry-proto==1.45.2
 # The OCR tests' scans; Raqm (in Pillow's wheels) sets the vertical Japanese.
 python3 -c "from PIL import features; assert features.check('raqm')" 2>/dev/null \
     || pip_install pillow==13.0.0

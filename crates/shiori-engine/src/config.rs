@@ -455,6 +455,17 @@ impl StoreConfig {
     }
 }
 
+/// The `[telemetry]` table: where traces go. Off unless this or `OTEL_EXPORTER_OTLP_ENDPOINT`
+/// names an OpenTelemetry collector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// The collector's OTLP/HTTP address, e.g. `http://127.0.0.1:4318` (traces go to
+    /// `/v1/traces` under it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub otlp_endpoint: Option<String>,
+}
+
 /// `shiori.toml`: everything about a data directory that is not data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
@@ -473,6 +484,7 @@ pub struct Config {
     pub web_search: Option<WebSearchConfig>,
     /// How remote project sources are reached (credentials by name only) and polled.
     pub connectors: ConnectorSettings,
+    pub telemetry: TelemetryConfig,
 }
 
 impl Config {

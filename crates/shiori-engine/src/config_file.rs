@@ -37,6 +37,7 @@ fn table_comment(table: &str) -> Option<&'static str> {
         }
         "web_search" => "Web search for the pipelines that use it.",
         "connectors" => "Remote sources (S3, WebDAV, Git, Google Drive): credentials by variable name.",
+        "telemetry" => "Traces to an OpenTelemetry collector: otlp_endpoint = \"http://127.0.0.1:4318\" (or OTEL_EXPORTER_OTLP_ENDPOINT).",
         _ => return None,
     })
 }

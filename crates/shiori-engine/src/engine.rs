@@ -336,6 +336,7 @@ impl Engine {
         options: &AskOptions,
         listener: &Listener<'_>,
     ) -> Result<Answer, EngineError> {
+        let _span = tracing::info_span!("answer", pipeline = ?options.pipeline).entered();
         self.check_filters(retrieval, filters)?;
         let question = question.as_str();
         let history = match &options.conversation {

@@ -10,6 +10,8 @@ pub enum EngineError {
         source: std::io::Error,
     },
     #[error(transparent)]
+    Backup(#[from] crate::BackupError),
+    #[error(transparent)]
     Ingest(#[from] shiori_ingest::IngestError),
     #[error(transparent)]
     Embed(#[from] shiori_core::EmbedError),

@@ -290,8 +290,19 @@ pub fn drop_adopted_chat_model(config: &mut Config) -> ChatModelsDropped {
     }
 }
 
-/// Builds one chat model from its `[llm.models.NAME]` table: one match arm per provider kind.
+/// Builds one chat model from its `[llm.models.NAME]` table, each of its calls a span of the
+/// trace (`model_call`).
 pub fn build_chat_model(
+    name: &str,
+    config: &ModelConfig,
+    retry: &RetryConfig,
+) -> Result<Box<dyn ChatModel>, EngineError> {
+    let model = build_provider_model(name, config, retry)?;
+    Ok(Box::new(crate::traced_chat::TracedChat::new(name, model)))
+}
+
+/// One match arm per provider kind.
+fn build_provider_model(
     name: &str,
     config: &ModelConfig,
     retry: &RetryConfig,

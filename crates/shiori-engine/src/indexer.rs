@@ -478,6 +478,7 @@ impl Engine {
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<(), EngineError> {
+        let _span = tracing::info_span!("index_batch", files = batch.len()).entered();
         let chunker = &self.config.chunker;
         let embedder = self.embedder.as_ref();
         let loading = Instant::now();

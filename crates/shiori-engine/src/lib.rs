@@ -3,9 +3,11 @@
 //! and the HTTP server are thin layers over it.
 
 mod auth;
+mod backup;
 mod config;
 mod config_file;
 mod conversation;
+mod doctor;
 mod embedding;
 mod engine;
 mod error;
@@ -21,17 +23,22 @@ mod sources;
 mod stamp;
 mod store;
 mod streamed;
+mod traced_chat;
 mod uploads;
 mod watch;
 
 pub use auth::{AuthConfig, KeyConfig, Keyring, Reader, LEGACY_KEY_VARIABLE};
+pub use backup::{
+    backup, restore, BackupError, BackupReport, Manifest, ManifestFile, RestoreReport,
+};
 pub use config::{
     Config, EmbedderConfig, EmbedderKind, EvalConfig, IngestConfig, LlmConfig, ModelConfig,
     PipelineConfig, ProjectConfig, ProviderKind, RetryConfig, StoreConfig, StoreKind,
-    WebSearchConfig, WebSearchKind, CONFIG_FILE,
+    TelemetryConfig, WebSearchConfig, WebSearchKind, CONFIG_FILE,
 };
 pub use config_file::save_chat_models;
 pub use conversation::{MAX_CONVERSATIONS, MAX_TURNS};
+pub use doctor::{diagnose, Check, Diagnosis, Status};
 pub use embedding::{EmbedAs, MAX_EMBED_CHARS, MAX_EMBED_INPUTS};
 pub use engine::{load_embedder, AskOptions, Engine};
 pub use error::EngineError;

@@ -73,6 +73,7 @@ impl Engine {
 
     /// Syncs one source, downloading only what the project's walk would index.
     fn sync_remote(&self, url: &SourceUrl, project: &ProjectConfig) -> Result<SyncReport, String> {
+        let _span = tracing::info_span!("connector_sync", source = %url).entered();
         let mirror = mirror_folder(&self.data_dir, url);
         std::fs::create_dir_all(&mirror)
             .map_err(|error| format!("{}: {error}", mirror.display()))?;

@@ -52,11 +52,17 @@ impl Retriever<'_> {
             return Ok(Vec::new());
         };
         let started = Instant::now();
+        let retrieve =
+            tracing::info_span!("retrieve", mode = ?config.mode, stages = filter_sets.len());
+        let _entered = retrieve.enter();
         let depth = search_depth(config);
         let (embedded, first_bm25) = std::thread::scope(|scope| {
-            let bm25 =
-                scope.spawn(|| timed(|| self.store.keyword_search(query, depth, first_filters)));
-            let embedded = self.embed(query);
+            let bm25 = scope.spawn(|| {
+                // Its own thread: the span names its parent, which that thread has not entered.
+                let _span = tracing::info_span!(parent: &retrieve, "bm25_search").entered();
+                timed(|| self.store.keyword_search(query, depth, first_filters))
+            });
+            let embedded = tracing::info_span!("embed_query").in_scope(|| self.embed(query));
             let bm25 = bm25
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -67,10 +73,12 @@ impl Retriever<'_> {
         let mut stage_started = started;
         let mut retrievals = Vec::with_capacity(filter_sets.len());
         for filters in filter_sets {
-            let (dense, dense_ms) = timed(|| self.store.dense_search(&vector, depth, filters));
+            let (dense, dense_ms) = tracing::info_span!("dense_search")
+                .in_scope(|| timed(|| self.store.dense_search(&vector, depth, filters)));
             let (bm25, bm25_ms) = match first_bm25.take() {
                 Some(found) => found,
-                None => timed(|| self.store.keyword_search(query, depth, filters)),
+                None => tracing::info_span!("bm25_search")
+                    .in_scope(|| timed(|| self.store.keyword_search(query, depth, filters))),
             };
             let lists = Lists {
                 dense: dense?,
@@ -82,8 +90,8 @@ impl Retriever<'_> {
                 },
             };
             let embed_ms = if retrievals.is_empty() { embed_ms } else { 0.0 };
-            let mut retrieval =
-                self.rank(query, &vector, lists, embed_ms, config, &filters.access)?;
+            let mut retrieval = tracing::info_span!("fuse_and_rank")
+                .in_scope(|| self.rank(query, &vector, lists, embed_ms, config, &filters.access))?;
             // Embedding and BM25 overlap, so what retrieval took is the wall time beyond the
             // embedding: the two still add up to the time the caller waited.
             retrieval.retrieve_ms = (elapsed_ms(stage_started) - embed_ms).max(0.0);

@@ -115,9 +115,11 @@ pub async fn answer(state: &SharedState, job: AnswerJob) -> Result<Answer, ApiEr
     let started = Instant::now();
     let (running, permit, timer) = start(state, job).await?;
     let _cancel_on_drop = CancelOnDrop(Arc::clone(&running.cancel));
+    // The blocking thread continues the request's trace.
+    let span = tracing::Span::current();
     let answer = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        running.run(None)
+        span.in_scope(|| running.run(None))
     })
     .await;
     timer.abort();
@@ -155,7 +157,9 @@ pub async fn answer_streamed(
         }
     });
     let state = Arc::clone(state);
+    let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
+        let _entered = span.enter();
         let _permit = permit;
         let _ended = ended;
         let send = |streamed: Streamed| {

@@ -63,6 +63,7 @@ async fn stats_health_metrics_and_openapi() {
         ("/api/reindex", "post"),
         ("/api/reindex", "get"),
         ("/api/eval", "post"),
+        ("/api/backup", "post"),
         ("/api/documents", "get"),
         ("/api/documents", "post"),
         ("/api/documents/{id}", "get"),

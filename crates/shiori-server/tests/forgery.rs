@@ -32,6 +32,7 @@ fn routes(server: &TestServer) -> Vec<(Method, String)> {
         (Method::POST, "/api/query"),
         (Method::POST, "/api/reindex"),
         (Method::POST, "/api/eval"),
+        (Method::POST, "/api/backup"),
         (Method::POST, "/api/documents"),
         (Method::DELETE, "/api/documents/faq.md"),
         (Method::GET, "/v1/models"),
@@ -94,6 +95,11 @@ async fn simple_cross_site_writes_are_refused_and_change_nothing() {
         post("/api/eval")
             .header("content-type", "text/plain")
             .body("{}"),
+        post("/api/backup"),
+        post("/api/backup").header("content-type", "application/x-www-form-urlencoded"),
+        client
+            .post(server.url("/api/backup"))
+            .header("content-type", "text/plain"),
         post("/api/documents").multipart(planted()),
         // A simple request from a browser that sends neither Origin nor Sec-Fetch-Site.
         client
@@ -143,6 +149,10 @@ async fn simple_cross_site_writes_are_refused_and_change_nothing() {
     }
     assert_eq!(state_of(&server).await, before);
     assert!(!server.data_dir().join("uploads/evil.txt").exists());
+    assert!(
+        !server.data_dir().join("backups").exists(),
+        "a forged backup was written"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

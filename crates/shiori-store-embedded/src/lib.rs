@@ -7,6 +7,7 @@ mod conversations;
 mod error;
 mod keyword;
 mod reader_statistics;
+mod snapshot;
 mod tables;
 mod vectors;
 
@@ -14,6 +15,7 @@ pub use conversations::SqliteConversations;
 pub use error::{AllowedKeys, IndexError};
 pub use keyword::TantivyKeywordIndex;
 pub use reader_statistics::ReaderStatistics;
+pub use snapshot::{inspect, snapshot, Inspection, Snapshot};
 pub use vectors::UsearchIndex;
 
 use error::{sqlite, SqliteError};
@@ -328,6 +330,7 @@ impl DocumentStore for EmbeddedStore {
 
     /// Applies file changes in one transaction and feeds the derived indexes. Durable in the
     /// tables at return; [`DocumentStore::commit`] makes the derived indexes durable too.
+    #[tracing::instrument(name = "store.apply", skip_all, fields(changes = changes.len()))]
     fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
         sqlite(|| {
             let mut report = ApplyReport::default();
@@ -398,6 +401,7 @@ impl DocumentStore for EmbeddedStore {
     }
 
     /// Makes the derived indexes durable and marks them consistent with the tables.
+    #[tracing::instrument(name = "store.commit", skip_all)]
     fn commit(&mut self) -> Result<(), StoreError> {
         sqlite(|| {
             self.keywords.persist()?;
@@ -438,6 +442,7 @@ impl DocumentStore for EmbeddedStore {
         })
     }
 
+    #[tracing::instrument(name = "store.read_chunks", skip_all, fields(keys = keys.len()))]
     fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
         sqlite(|| tables::chunks_by_keys(&*self.connection()?, keys))
     }
@@ -450,6 +455,7 @@ impl DocumentStore for EmbeddedStore {
         sqlite(|| tables::keys_matching(&*self.connection()?, filters))
     }
 
+    #[tracing::instrument(name = "store.dense_search", skip_all)]
     fn dense_search(
         &self,
         query: &[f32],
@@ -465,6 +471,7 @@ impl DocumentStore for EmbeddedStore {
         Ok(self.vectors.search(query, k, allow_dyn)?)
     }
 
+    #[tracing::instrument(name = "store.keyword_search", skip_all)]
     fn keyword_search(
         &self,
         query: &str,

@@ -239,7 +239,7 @@ impl UsearchIndex {
 /// The size and CRC-32 of the file at `path`, read in pieces; `None` when it does not exist.
 /// CRC-32 catches damaged bytes (a disk or a stray write), which is what it is for: anyone who
 /// can write the data directory can rewrite the tables as well.
-fn file_checksum(path: &Path) -> Result<Option<String>, IndexError> {
+pub(crate) fn file_checksum(path: &Path) -> Result<Option<String>, IndexError> {
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -7,7 +7,7 @@ use shiori_store::{
     partial_hash, reembed, ConversationStore, DocumentStore, FileChange, FileRecord, StoreError,
     StoreOptions,
 };
-use shiori_store_embedded::{EmbeddedStore, SqliteConversations};
+use shiori_store_embedded::{inspect, snapshot, EmbeddedStore, SqliteConversations};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -403,6 +403,56 @@ fn an_intact_store_is_not_rebuilt() {
     store_many(dir.path());
     let store = open(dir.path());
     assert_eq!(store.stats(&Filters::default()).unwrap().last_rebuild, None);
+}
+
+#[test]
+fn a_snapshot_of_a_committed_store_keeps_its_derived_indexes_and_answers_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunks = store_many(dir.path());
+    let live = open(dir.path());
+    let copy = tempfile::tempdir().unwrap();
+    let taken = snapshot(dir.path(), copy.path()).unwrap();
+    assert!(taken.derived, "{taken:?}");
+    assert_eq!(taken.chunks, 300);
+    let inspection = inspect(copy.path()).unwrap().unwrap();
+    assert_eq!(inspection.derived_stale, None);
+    assert_eq!(inspection.integrity, "ok");
+    let restored = open(copy.path());
+    assert_eq!(
+        restored.stats(&Filters::default()).unwrap().last_rebuild,
+        None
+    );
+    for (word, vector) in chunks.iter().take(40) {
+        let dense =
+            |store: &EmbeddedStore| store.dense_search(vector, 5, &Filters::default()).unwrap();
+        assert_eq!(dense(&live), dense(&restored), "{word}");
+        assert_eq!(
+            keyword_doc_ids(&live, word),
+            keyword_doc_ids(&restored, word)
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_taken_mid_write_leaves_the_derived_indexes_to_be_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    store_many(dir.path());
+    let mut writer = open(dir.path());
+    writer.lock_for_writing().unwrap();
+    writer
+        .apply(vec![upsert("b.txt", "b", &[("bananas", [0.0, 1.0, 0.0])])])
+        .unwrap();
+    let copy = tempfile::tempdir().unwrap();
+    let taken = snapshot(dir.path(), copy.path()).unwrap();
+    assert!(!taken.derived, "{taken:?}");
+    assert!(!copy.path().join("vectors.usearch").exists());
+    let stale = inspect(copy.path()).unwrap().unwrap().derived_stale;
+    assert!(stale.is_some_and(|why| why.contains("write stopped")));
+    writer.commit().unwrap();
+    drop(writer);
+    let restored = open(copy.path());
+    assert_eq!(keyword_doc_ids(&restored, "bananas"), ["b"]);
+    assert_eq!(restored.vectors().len(), 301);
 }
 
 /// A committed store holding one chunk, closed again.

@@ -203,6 +203,32 @@ pub fn database_bytes(options: &PostgresOptions) -> Result<u64, PostgresError> {
     Ok(bytes as u64)
 }
 
+/// What `shiori doctor` reads of a database: the schema version it is at and the extensions
+/// installed (`vector` is the one the store needs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseHealth {
+    pub schema_version: i64,
+    pub extensions: Vec<(String, String)>,
+}
+
+/// Connects to the primary and reads its schema version and extensions; changes nothing.
+pub fn inspect(options: &PostgresOptions) -> Result<DatabaseHealth, PostgresError> {
+    let mut client = pool::connect(&options.url, options)?;
+    let schema_version = schema::current_version(&mut client)?;
+    let extensions = client
+        .query(
+            "SELECT extname::TEXT, extversion FROM pg_extension ORDER BY 1",
+            &[],
+        )?
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    Ok(DatabaseHealth {
+        schema_version,
+        extensions,
+    })
+}
+
 /// The schema version this build reads and writes.
 pub fn schema_version() -> i64 {
     schema::LATEST
@@ -417,12 +443,14 @@ impl DocumentStore for PostgresStore {
 
     /// One transaction under the write lock; a file whose content hash is already stored (by
     /// another indexer, say) only gets its new stamps.
+    #[tracing::instrument(name = "store.apply", skip_all, fields(changes = changes.len()))]
     fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
         self.write(|client| write::apply(client, &self.analyzers, changes))
     }
 
     /// Everything is durable and searchable once `apply` returns; after a load into an empty
     /// store, the vector index is built here.
+    #[tracing::instrument(name = "store.commit", skip_all)]
     fn commit(&mut self) -> Result<(), StoreError> {
         if !std::mem::take(&mut self.bulk_load) {
             return Ok(());
@@ -447,6 +475,7 @@ impl DocumentStore for PostgresStore {
         Ok(None)
     }
 
+    #[tracing::instrument(name = "store.read_chunks", skip_all, fields(keys = keys.len()))]
     fn chunks(&self, keys: &[u64]) -> Result<Vec<(u64, Chunk)>, StoreError> {
         self.read(|client| read::chunks_by_keys(client, keys))
     }
@@ -459,6 +488,7 @@ impl DocumentStore for PostgresStore {
         self.read(|client| read::keys_matching(client, filters))
     }
 
+    #[tracing::instrument(name = "store.dense_search", skip_all)]
     fn dense_search(
         &self,
         query: &[f32],
@@ -468,6 +498,7 @@ impl DocumentStore for PostgresStore {
         self.read(|client| read::dense_search(client, self.options.dimension, query, k, filters))
     }
 
+    #[tracing::instrument(name = "store.keyword_search", skip_all)]
     fn keyword_search(
         &self,
         query: &str,

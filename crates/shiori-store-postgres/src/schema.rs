@@ -107,7 +107,7 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build reads and writes.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
 
-fn current_version(client: &mut impl GenericClient) -> Result<i64, PostgresError> {
+pub(crate) fn current_version(client: &mut impl GenericClient) -> Result<i64, PostgresError> {
     let exists: bool = client
         .query_one("SELECT to_regclass('shiori_migrations') IS NOT NULL", &[])?
         .get(0);

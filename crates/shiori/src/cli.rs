@@ -58,10 +58,33 @@ pub enum Command {
     /// Serve the HTTP API, the OpenAI-compatible /v1 API, MCP at /mcp and the web page.
     /// `SHIORI_API_KEY` set = every /api, /v1 and /mcp route needs `Authorization: Bearer <key>`.
     Serve(ServeArgs),
+    /// Copy the data directory, in use or not, into the new folder DEST: the store (SQLite's
+    /// online backup), its indexes when they match, shiori.toml, uploads and connector mirrors,
+    /// with a manifest of checksums written last.
+    Backup {
+        /// The backup folder to create (never overwritten).
+        dest: PathBuf,
+    },
+    /// Restore a backup folder into --data-dir, which must not exist or be empty.
+    Restore {
+        /// A folder written by `shiori backup` or `POST /api/backup`.
+        src: PathBuf,
+    },
+    /// Check that this machine and data directory are ready (models and their checksums, the
+    /// Japanese dictionary, OCR data, CPU features, the store, keys, free disk), saying how to
+    /// fix each missing piece; exits 1 when a check fails.
+    Doctor,
     /// Models and dictionaries under SHIORI_HOME.
     Models {
         #[command(subcommand)]
         action: ModelsAction,
+    },
+    /// Man pages and shell completions, generated from these very definitions (what the Debian
+    /// package installs).
+    #[command(hide = true)]
+    Generate {
+        #[command(subcommand)]
+        action: GenerateAction,
     },
     /// Benchmarks.
     Bench {
@@ -116,6 +139,14 @@ pub enum FetchSet {
     QwenCoder,
     /// The default set and every extra.
     All,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateAction {
+    /// Write shiori.1 and a page per subcommand into DIR.
+    Man { dir: PathBuf },
+    /// Print the completion script of SHELL (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,18 +2,21 @@
 //! progress on a terminal and prints results as text or JSON. `main` only dispatches: each
 //! command lives in the module named for its job.
 
+mod backup;
 mod bench;
 mod bench_generate;
 mod bench_ingest;
 mod bench_scale;
 mod chat;
 mod cli;
+mod generate;
 mod indexing;
 mod output;
 mod progress;
 mod search;
 mod serving;
 mod setup;
+mod telemetry;
 
 use anyhow::{bail, Result};
 use clap::Parser;
@@ -21,7 +24,6 @@ use cli::{Cli, Command};
 use shiori_core::EmbedError;
 use shiori_engine::{Engine, EngineError};
 use shiori_models::assets::ShioriHome;
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// candle allocates and frees large activation tensors for every batch; glibc hands those back to
@@ -31,16 +33,12 @@ use std::path::Path;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SHIORI_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(|| output::LogWriter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
     let cli = Cli::parse();
-    if let Err(error) = run(&cli) {
+    let telemetry = telemetry::init(&cli);
+    let result = run(&cli);
+    // Sent before `exit`, which would skip it.
+    drop(telemetry);
+    if let Err(error) = result {
         // `shiori search … | head -1`: the reader took what it wanted, as `yes | head` does.
         if output::is_broken_pipe(&error) {
             std::process::exit(0);
@@ -68,7 +66,11 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Embed(args) => setup::embed(cli, &home, args),
         Command::Mcp(args) => serving::mcp(cli, &home, args),
         Command::Serve(args) => serving::serve(cli, &home, args),
+        Command::Backup { dest } => backup::backup(cli, dest),
+        Command::Restore { src } => backup::restore(cli, &home, src),
+        Command::Doctor => setup::doctor(cli, &home),
         Command::Models { action } => setup::models(cli, &home, action),
+        Command::Generate { action } => generate::run(action),
         Command::Bench { action } => bench::run(cli, &home, action),
     }
 }

@@ -422,3 +422,24 @@ pub fn judge_report(report: &JudgeReport) -> String {
     );
     text
 }
+
+/// `shiori doctor`'s checks, one line each, with the fix under any that did not pass.
+pub fn diagnosis(diagnosis: &shiori_engine::Diagnosis) -> String {
+    let mut lines = Vec::new();
+    for check in &diagnosis.checks {
+        let mark = match check.status {
+            shiori_engine::Status::Ok => "ok  ",
+            shiori_engine::Status::Warn => "warn",
+            shiori_engine::Status::Fail => "FAIL",
+        };
+        lines.push(format!("{mark} {}: {}", check.name, check.detail));
+        if let Some(fix) = &check.fix {
+            lines.push(format!("     fix: {fix}"));
+        }
+    }
+    lines.push(match diagnosis.ok {
+        true => "ready".to_string(),
+        false => "not ready".to_string(),
+    });
+    lines.join("\n")
+}

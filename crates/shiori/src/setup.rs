@@ -1,13 +1,13 @@
 //! The commands that set things up or look at them: `shiori init`, `migrate`, `stats`,
-//! `embed` and `models`.
+//! `embed`, `doctor` and `models`.
 
 use crate::cli::{Cli, EmbedArgs, FetchSet, InitArgs, MigrateArgs, ModelsAction};
 use crate::{open_engine, output, progress};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use shiori_core::Access;
 use shiori_engine::{
     adopt_installed_chat_model, drop_adopted_chat_model, init_store, migrate_store,
-    save_chat_models, Config, EmbedAs,
+    save_chat_models, Config, EmbedAs, Status,
 };
 use shiori_models::assets::{self, ShioriHome};
 
@@ -97,6 +97,17 @@ pub fn stats(cli: &Cli, home: &ShioriHome) -> Result<()> {
     let engine = open_engine(cli, home)?;
     let stats = engine.stats(&Access::Everything)?;
     output::print(cli.json, &stats, || output::stats(&stats))
+}
+
+/// `shiori doctor`: every check, then a failure (exit 1) when one failed, for scripts.
+pub fn doctor(cli: &Cli, home: &ShioriHome) -> Result<()> {
+    let diagnosis = shiori_engine::diagnose(&cli.data_dir, home);
+    output::print(cli.json, &diagnosis, || output::diagnosis(&diagnosis))?;
+    let failed = diagnosis.checks.iter().filter(|c| c.status == Status::Fail);
+    match failed.count() {
+        0 => Ok(()),
+        count => bail!("{count} check(s) failed; run the fix commands above"),
+    }
 }
 
 /// `shiori models fetch|list`.

@@ -120,6 +120,7 @@ fn each_key_reads_only_its_groups_documents(backend: Backend) {
     assert_eq!(api.post("sales", "/api/reindex", "").0, 403);
     let (status, body) = api.post("admin", "/api/reindex", "");
     assert_eq!(status, 200, "{body}");
+    check_backup(&api, &store.data);
 
     let hr = api.query("hr", json!({"question": QUESTION}));
     assert_eq!(hr["sources"][0]["source"], HR_DOC, "{hr}");
@@ -249,6 +250,26 @@ fn check_stats(api: &Api) {
     let (_, stats) = api.get("admin", "/api/stats");
     assert_eq!(stats["last_reindex"]["operation"], "upload", "{stats}");
     assert_eq!(api.get("admin", "/api/reindex").0, 200);
+}
+
+/// Only an admin key backs up; the backup lands in the data directory's `backups/`, named by
+/// the server, with its manifest (on PostgreSQL: the data directory's own files).
+fn check_backup(api: &Api, data: &std::path::Path) {
+    for key in ["sales", "hr"] {
+        let (status, body) = api.post(key, "/api/backup", "");
+        assert_eq!(status, 403, "{key}: {body}");
+    }
+    assert!(!data.join("backups").exists());
+    let (status, body) = api.post("admin", "/api/backup", "");
+    assert_eq!(status, 200, "{body}");
+    let name = body["name"].as_str().unwrap();
+    assert!(
+        data.join("backups")
+            .join(name)
+            .join("manifest.json")
+            .is_file(),
+        "{body}"
+    );
 }
 
 fn check_mcp(addr: &str) {

