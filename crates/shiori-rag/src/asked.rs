@@ -166,7 +166,7 @@ fn asks_with(question: &str, wording: &str) -> bool {
 }
 
 /// Verbs that follow an asking "when".
-const QUESTION_VERBS: [&str; 19] = [
+pub(crate) const QUESTION_VERBS: [&str; 19] = [
     "do", "does", "did", "is", "are", "was", "were", "will", "would", "should", "shall", "can",
     "could", "must", "may", "might", "has", "have", "had",
 ];
@@ -269,11 +269,13 @@ fn asks_yes_or_no(question: &str) -> bool {
             .any(|word| question.contains(word))
 }
 
-const QUESTION_WORDS: [&str; 14] = [
+/// English words that open a question asking for something other than a yes or a no.
+pub(crate) const QUESTION_WORDS: [&str; 14] = [
     "what", "what's", "which", "how", "how's", "where", "where's", "who", "who's", "whom", "whose",
     "why", "when", "whats",
 ];
-const JAPANESE_QUESTION_WORDS: [&str; 13] = [
+/// Japanese question words: a question holding one asks for something other than a yes or a no.
+pub(crate) const JAPANESE_QUESTION_WORDS: [&str; 13] = [
     "何",
     "いつ",
     "どこ",

@@ -3,34 +3,10 @@
 //! each a question of its own, so that each is searched and answered from its own pages. One
 //! search for both finds the page of one and quotes it for both.
 
-/// English words that open a clause asking something (`when` only before a verb that makes it
-/// ask: "when I travel, …" sets a condition).
-const ENGLISH_OPENERS: [&str; 14] = [
-    "what", "what's", "whats", "which", "how", "how's", "where", "where's", "who", "who's", "whom",
-    "whose", "why", "when",
-];
-const ENGLISH_VERBS: [&str; 16] = [
-    "do", "does", "did", "is", "are", "was", "were", "will", "would", "should", "can", "could",
-    "must", "may", "have", "has",
-];
+use crate::asked::{JAPANESE_QUESTION_WORDS, QUESTION_VERBS, QUESTION_WORDS};
+
 /// Words that join two asks without asking anything.
 const ENGLISH_JOINERS: [&str; 5] = ["and", "also", "then", "vs", "vs."];
-/// Japanese question words; a clause holding one asks.
-const JAPANESE_ASKING: [&str; 13] = [
-    "何",
-    "いつ",
-    "どこ",
-    "誰",
-    "だれ",
-    "どう",
-    "どの",
-    "どれ",
-    "どちら",
-    "どんな",
-    "いくら",
-    "なぜ",
-    "幾",
-];
 /// Words that ask the same of each of two names: 「AとB、それぞれ」「AとBで比べると」.
 const JAPANESE_EACH: [&str; 6] = ["それぞれ", "ずつ", "違う", "違い", "比べ", "各々"];
 /// Words said once for both names, dropped from each name's question.
@@ -122,10 +98,14 @@ fn clauses(question: &str) -> Vec<Clause<'_>> {
         .collect()
 }
 
-/// Whether a clause asks: in English it opens with a question word (after "and"), in
-/// Japanese it holds one.
+/// Whether a clause asks: in English it opens with a question word (after "and"; `when` only
+/// before a verb that makes it ask: "when I travel, …" sets a condition), in Japanese it holds
+/// one.
 fn asks_something(clause: &str) -> bool {
-    if JAPANESE_ASKING.iter().any(|word| clause.contains(word)) {
+    if JAPANESE_QUESTION_WORDS
+        .iter()
+        .any(|word| clause.contains(word))
+    {
         return true;
     }
     let words: Vec<String> = trim_joiners(clause)
@@ -137,8 +117,8 @@ fn asks_something(clause: &str) -> bool {
         })
         .collect();
     match words.as_slice() {
-        [first, second, ..] if first == "when" => ENGLISH_VERBS.contains(&second.as_str()),
-        [first, ..] => ENGLISH_OPENERS.contains(&first.as_str()) && first != "when",
+        [first, second, ..] if first == "when" => QUESTION_VERBS.contains(&second.as_str()),
+        [first, ..] => QUESTION_WORDS.contains(&first.as_str()) && first != "when",
         [] => false,
     }
 }

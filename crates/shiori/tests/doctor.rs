@@ -62,14 +62,20 @@ fn a_fresh_machine_is_told_what_is_missing_and_how_to_fix_it() {
     assert!(text.trim_end().ends_with("not ready"), "{text}");
 }
 
-#[test]
-fn a_set_up_machine_passes_and_keys_are_checked_without_being_shown() {
+/// A data directory set up as a new user's, with the test fixtures indexed into it.
+fn indexed_fixtures() -> (tempfile::TempDir, std::path::PathBuf) {
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("data");
     run_json(&data, &["init", "--no-chat-model"]);
     let docs = work.path().join("docs");
     copy_fixtures(&docs);
     index(&data, &docs);
+    (work, data)
+}
+
+#[test]
+fn a_set_up_machine_passes_and_keys_are_checked_without_being_shown() {
+    let (_work, data) = indexed_fixtures();
     append_config(
         &data,
         "[[auth.keys]]\nname = \"ops\"\nenv = \"DOCTOR_TEST_KEY\"\nadmin = true\n",
@@ -114,12 +120,7 @@ fn a_set_up_machine_passes_and_keys_are_checked_without_being_shown() {
 
 #[test]
 fn a_damaged_index_file_is_reported_before_anything_opens_it() {
-    let work = tempfile::tempdir().unwrap();
-    let data = work.path().join("data");
-    run_json(&data, &["init", "--no-chat-model"]);
-    let docs = work.path().join("docs");
-    copy_fixtures(&docs);
-    index(&data, &docs);
+    let (_work, data) = indexed_fixtures();
     let vectors = data.join("vectors.usearch");
     let mut bytes = std::fs::read(&vectors).unwrap();
     let middle = bytes.len() / 2;
