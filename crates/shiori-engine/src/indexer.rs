@@ -373,7 +373,7 @@ impl Engine {
             known: known.as_ref(),
         };
         for batch in whole.chunks(FILES_PER_BATCH) {
-            self.index_batch(batch, (readership, &sections), &mut report, progress)?;
+            self.index_batch(batch, readership, &sections, &mut report, progress)?;
             progress.advance(batch.len() as u64);
         }
         for (file, record) in &streamed {
@@ -474,7 +474,8 @@ impl Engine {
     fn index_batch(
         &mut self,
         batch: &[(DiscoveredFile, Option<FileRecord>)],
-        (readership, sections): (Readership<'_>, &Sections),
+        readership: Readership<'_>,
+        sections: &Sections,
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<(), EngineError> {
@@ -490,7 +491,8 @@ impl Engine {
                     record.as_ref(),
                     chunker,
                     embedder,
-                    (readership, &section_of(sections, &file.path)),
+                    readership,
+                    &section_of(sections, &file.path),
                     progress,
                 )
             })
@@ -588,7 +590,8 @@ fn prepare(
     record: Option<&FileRecord>,
     chunker: &shiori_core::ChunkerConfig,
     embedder: &dyn Embedder,
-    (readership, section): (Readership<'_>, &str),
+    readership: Readership<'_>,
+    section: &str,
     progress: &dyn Progress,
 ) -> Result<Prepared, IndexFailure> {
     let path = file.path.display().to_string();
@@ -632,8 +635,8 @@ fn prepare(
     };
     if !section.is_empty() {
         for document in &mut loaded.documents {
-            let path = section.to_string();
-            document.metadata.insert(SECTION_PATH_KEY.to_string(), path);
+            let key = SECTION_PATH_KEY.to_string();
+            document.metadata.insert(key, section.to_string());
         }
     }
     let chunked = chunk_loaded(&mut loaded, groups, readership, chunker, embedder)

@@ -219,14 +219,17 @@ fn names_a_kind(question: &str) -> bool {
             .filter(|word| !word.is_empty())
             .take(2)
             .collect();
-        let [opener, kind] = words.as_slice() else {
+        let [opener @ ("what" | "which"), kind] = words.as_slice() else {
             return false;
         };
-        let measured = WORDINGS
+        if NOT_A_KIND.contains(kind) {
+            return false;
+        }
+        let phrase = format!("{opener} {kind}");
+        !WORDINGS
             .iter()
             .flat_map(|(_, wordings)| wordings.iter())
-            .any(|wording| *wording == *kind || *wording == format!("{opener} {kind}"));
-        matches!(*opener, "what" | "which") && !measured && !NOT_A_KIND.contains(kind)
+            .any(|wording| wording == kind || *wording == phrase)
     })
 }
 
