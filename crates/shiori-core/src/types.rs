@@ -108,6 +108,12 @@ pub struct RelevanceSignals {
     /// the ranked chunks' text, after fusion; 0 when nothing was ranked.
     #[serde(default)]
     pub sentence_coverage: f32,
+    /// 1 when the dense retriever's best chunk is written in another language than the
+    /// question (an English question over a Japanese page), else 0: no word is shared across
+    /// the two, so the lexical signals say nothing, the cosines sit lower than within one
+    /// language, and the embedding ranks alone.
+    #[serde(default)]
+    pub cross_language: f32,
 }
 
 /// Restricts retrieval to chunks whose metadata match. Every set field must match.

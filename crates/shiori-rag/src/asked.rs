@@ -86,6 +86,10 @@ const WORDINGS: [(Asked, &[&str]); 3] = [
             "number of",
             "what percentage",
             "what percent",
+            "cap",
+            "limit",
+            "maximum",
+            "minimum",
             "何人",
             "何日",
             "何回",
@@ -109,7 +113,7 @@ const TIME_OFF: [&str; 9] = [
 pub(crate) fn asked(question: &str) -> Option<Asked> {
     let lower = question.to_lowercase();
     // "What service checks my salary?" asks for a name, whatever its topic's words.
-    if names_a_kind(&lower) {
+    if named_kind(&lower).is_some() {
         return None;
     }
     let Some(kind) = WORDINGS
@@ -209,29 +213,71 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
     }
 }
 
-/// Whether a question (lower-cased) asks "what X" or "which X" of a kind of thing that is no
-/// amount, number or time ("what service do they use", "which form do I fill out"): it wants
-/// a name, whatever else its words are about.
-fn names_a_kind(question: &str) -> bool {
-    question.split([',', ';']).any(|clause| {
+/// The kind of thing a question (lower-cased) names with "what X" or "which X" when it is no
+/// amount, number or time ("what service do they use" → `service`, "which form do I fill out"
+/// → `form`, "what type of leave" → `leave`): it wants a name of that kind, whatever else its
+/// words are about. A kind whose phrase holds a word of money or time ("what hotel allowance
+/// per night does …") is measured, not named.
+pub(crate) fn named_kind(question: &str) -> Option<&str> {
+    question.split([',', ';']).find_map(|clause| {
         let words: Vec<&str> = clause
             .split(|c: char| !c.is_alphanumeric() && c != '\'')
             .filter(|word| !word.is_empty())
-            .take(2)
             .collect();
-        let [opener @ ("what" | "which"), kind] = words.as_slice() else {
-            return false;
+        let [opener @ ("what" | "which"), rest @ ..] = words.as_slice() else {
+            return None;
         };
-        if NOT_A_KIND.contains(kind) {
-            return false;
+        let phrase: Vec<&str> = rest
+            .iter()
+            .copied()
+            .take_while(|word| !QUESTION_VERBS.contains(word))
+            .collect();
+        let kind = match phrase.as_slice() {
+            [general, "of", kind, ..] if GENERAL_KINDS.contains(general) => *kind,
+            [kind, ..] => *kind,
+            [] => return None,
+        };
+        if NOT_A_KIND.contains(&kind) {
+            return None;
         }
-        let phrase = format!("{opener} {kind}");
-        !WORDINGS
+        let first = format!("{opener} {}", phrase[0]);
+        let measured = WORDINGS
             .iter()
             .flat_map(|(_, wordings)| wordings.iter())
-            .any(|wording| wording == kind || *wording == phrase)
+            .any(|wording| phrase.contains(wording) || *wording == first);
+        (!measured).then_some(kind)
     })
 }
+
+/// Words that name a kind only through the one after their "of": "what type of leave".
+const GENERAL_KINDS: [&str; 5] = ["type", "kind", "sort", "group", "form"];
+
+/// Whether a question (lower-cased) asks how to do something: its answer is a procedure.
+pub(crate) fn asks_for_steps(question: &str) -> bool {
+    STEP_WORDINGS
+        .iter()
+        .any(|wording| contains_wording(question, wording))
+}
+
+/// Wordings of a question asking for a procedure.
+const STEP_WORDINGS: [&str; 16] = [
+    "how do i",
+    "how can i",
+    "how should i",
+    "how do we",
+    "how to",
+    "what steps",
+    "the steps",
+    "the process",
+    "what do i have to do",
+    "what do i need to do",
+    "どうすれば",
+    "どうやって",
+    "どうしたら",
+    "手順",
+    "方法",
+    "やり方",
+];
 
 /// Words after "what" that do not name a kind of thing: "what is", "what do I", "what if".
 const NOT_A_KIND: [&str; 24] = [
@@ -441,8 +487,57 @@ mod tests {
             ("デンキヤギの法定休日は何曜日？", None),
             ("How do I request leave?", None),
             ("Tell me about leave", None),
+            (
+                "What hotel allowance per night does DenkiYagi pay in Tokyo?",
+                Some(Asked::Amount),
+            ),
         ] {
             assert_eq!(asked(question), kind, "{question}");
+        }
+    }
+
+    #[test]
+    fn tells_a_question_asking_for_steps() {
+        for question in [
+            "how do i sign up for the transit subsidy?",
+            "what do i have to do before i go abroad?",
+            "有給休暇の申請ってどうやってやるの？",
+            "経費精算の手順は？",
+        ] {
+            assert!(asks_for_steps(question), "{question}");
+        }
+        for question in [
+            "how long is parental leave?",
+            "how does the bonus work?",
+            "有給は何日？",
+        ] {
+            assert!(!asks_for_steps(question), "{question}");
+        }
+    }
+
+    #[test]
+    fn reads_the_kind_a_question_names() {
+        for (question, kind) in [
+            ("what floor is the new york office on?", Some("floor")),
+            (
+                "which form do i fill out to ask for donated leave?",
+                Some("form"),
+            ),
+            (
+                "what type of tribe celebrated daylight returning?",
+                Some("tribe"),
+            ),
+            (
+                "my lender wants my salary, what service do they use?",
+                Some("service"),
+            ),
+            ("what hotel allowance per night does it pay?", None),
+            ("what is the dress code?", None),
+            ("what about the starter plan?", None),
+            ("what time does the office open?", None),
+            ("who approves travel?", None),
+        ] {
+            assert_eq!(named_kind(question), kind, "{question}");
         }
     }
 

@@ -40,13 +40,24 @@ pub fn features(signals: &RelevanceSignals) -> [f32; FEATURES] {
     ]
 }
 
+/// The features that say nothing when the question and the page are in two languages (indexes
+/// into [`features`]): the best cosine (its scale belongs to one language; across two it sits
+/// lower, and the model was fitted on none), the language, and everything that counts shared
+/// words. The cosine's z-score and margin among the candidates keep their meaning.
+const NOT_ACROSS_LANGUAGES: [usize; 6] = [0, 3, 4, 5, 6, 7];
+
 impl RefusalModel {
-    /// The log-odds that something relevant was retrieved.
+    /// The log-odds that something relevant was retrieved. For a question over a page in the
+    /// other language the features that read words or the cosine's scale are taken at their
+    /// means (they are missing, not low): the model then judges by the dense list's shape.
     pub fn log_odds(&self, signals: &RelevanceSignals) -> f32 {
         let x = features(signals);
-        (0..FEATURES).fold(self.bias, |sum, i| {
-            sum + self.weights[i] * (x[i] - self.means[i]) / self.scales[i]
-        })
+        let across = signals.cross_language > 0.5;
+        (0..FEATURES)
+            .filter(|i| !(across && NOT_ACROSS_LANGUAGES.contains(i)))
+            .fold(self.bias, |sum, i| {
+                sum + self.weights[i] * (x[i] - self.means[i]) / self.scales[i]
+            })
     }
 
     /// The log-odds below which a fraction `1 - rate` of the answerable questions fell,

@@ -65,7 +65,8 @@ pub fn decide(
 fn describe(s: &RelevanceSignals) -> String {
     format!(
         "best cosine {:.3}, margin {:.3}, cosine z {:.2}, BM25 z {:.2}, BM25 over mean {:.2}, \
-         BM25 gap {:.2}, agreement {:.2}, query length {:.2}, Japanese {}, sentence coverage {:.2}",
+         BM25 gap {:.2}, agreement {:.2}, query length {:.2}, Japanese {}, sentence coverage {:.2}, \
+         cross-language {}",
         s.best_cosine,
         s.cosine_margin,
         s.cosine_z,
@@ -75,7 +76,8 @@ fn describe(s: &RelevanceSignals) -> String {
         s.agreement,
         s.query_length,
         s.japanese,
-        s.sentence_coverage
+        s.sentence_coverage,
+        s.cross_language
     )
 }
 
@@ -116,6 +118,30 @@ mod tests {
             ..base
         };
         assert!(E5_SMALL.log_odds(&covered) > E5_SMALL.log_odds(&base));
+    }
+
+    #[test]
+    fn across_languages_only_the_dense_lists_shape_counts() {
+        let english_over_japanese = RelevanceSignals {
+            best_cosine: 0.80,
+            bm25_relative: 0.2,
+            bm25_gap: 0.0,
+            agreement: 0.0,
+            japanese: 0.0,
+            sentence_coverage: 0.0,
+            ..average()
+        };
+        assert!(E5_SMALL.log_odds(&english_over_japanese) < E5_SMALL.balanced_cut);
+        let across = RelevanceSignals {
+            cross_language: 1.0,
+            ..english_over_japanese
+        };
+        assert!((E5_SMALL.log_odds(&across) - E5_SMALL.bias).abs() < 1e-4);
+        let flat = RelevanceSignals {
+            cosine_z: across.cosine_z - 2.0,
+            ..across
+        };
+        assert!(E5_SMALL.log_odds(&flat) < E5_SMALL.log_odds(&across));
     }
 
     #[test]

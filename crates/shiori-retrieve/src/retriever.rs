@@ -1,6 +1,6 @@
 use crate::coverage::{sentence_coverage, COVERAGE_DEPTH};
 use crate::refusal::decide;
-use crate::signals::{relevance_signals, SIGNAL_DEPTH};
+use crate::signals::{in_another_language, relevance_signals, SIGNAL_DEPTH};
 use crate::{decay_factor, fuse, fusion::sort_best_first, Fused, MissedScores};
 use shiori_core::{
     Access, Chunk, EmbedError, Embedder, Filters, FusionKind, Hit, Retrieval, RetrievalConfig,
@@ -140,7 +140,18 @@ impl Retriever<'_> {
             lap = Instant::now();
         };
         let mut signals = relevance_signals(query, &dense, &bm25);
-        let mut fused = match config.mode {
+        let across_languages = self.written_apart(query, dense.first())?;
+        if let Some(signals) = signals.as_mut() {
+            signals.cross_language = f32::from(u8::from(across_languages));
+        }
+        // A question over pages in the other language shares none of their words: BM25 ranks
+        // the few pages that happen to quote one (an English README above the Japanese rules
+        // an English question asks about), so the embedding ranks alone.
+        let mode = match config.mode {
+            RetrievalMode::Hybrid if across_languages => RetrievalMode::Dense,
+            mode => mode,
+        };
+        let mut fused = match mode {
             RetrievalMode::Dense => single(&dense[..dense.len().min(candidates)], |f, s| {
                 f.dense = Some(s)
             }),
@@ -222,6 +233,18 @@ impl Retriever<'_> {
             dense: dense_scores?.into_iter().collect(),
             bm25: bm25_scores?.into_iter().collect(),
         })
+    }
+
+    /// Whether the dense retriever's best chunk (`best`) is written in another language than
+    /// `query`: one chunk read from the store.
+    fn written_apart(&self, query: &str, best: Option<&(u64, f32)>) -> Result<bool, RetrieveError> {
+        let Some(&(key, _)) = best else {
+            return Ok(false);
+        };
+        let chunks = self.store.chunks(&[key])?;
+        Ok(chunks
+            .first()
+            .is_some_and(|(_, chunk)| in_another_language(query, &chunk.text)))
     }
 
     fn load_chunks(&self, fused: &[Fused]) -> Result<HashMap<u64, Chunk>, RetrieveError> {

@@ -49,7 +49,13 @@ pub fn relevance_signals(
         bm25_coverage: (bm25.len() as f32 / dense.len() as f32).min(1.0),
         // Read from the ranked chunks' text once they are fused and fetched (`coverage.rs`).
         sentence_coverage: 0.0,
+        cross_language: 0.0,
     })
+}
+
+/// Whether `text` is written in another script than `query` (Japanese against Latin).
+pub fn in_another_language(query: &str, text: &str) -> bool {
+    detect_script(text) != detect_script(query)
 }
 
 /// The share of BM25's first [`OVERLAP_DEPTH`] candidates among the dense retriever's first
@@ -108,6 +114,24 @@ mod tests {
         assert_eq!(japanese.japanese, 1.0);
         let english = relevance_signals("Where is the Kintai system?", &dense, &[]).unwrap();
         assert_eq!(english.japanese, 0.0);
+    }
+
+    #[test]
+    fn a_question_over_a_page_in_the_other_language_is_in_another_language() {
+        let page = "通勤手当は月額10,000円を上限とする。";
+        assert!(in_another_language(
+            "What is the commuting allowance cap?",
+            page
+        ));
+        assert!(!in_another_language("通勤手当の上限は？", page));
+        assert!(in_another_language(
+            "通勤手当の上限は？",
+            "The cap is 10,000 yen."
+        ));
+        assert!(!in_another_language(
+            "What is the cap?",
+            "The cap is 10,000 yen."
+        ));
     }
 
     #[test]

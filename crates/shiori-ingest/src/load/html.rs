@@ -4,7 +4,7 @@ use crate::limits::{Budget, MAX_HTML_DEPTH};
 use crate::normalize::normalize;
 use crate::structure::html_text::{LINES, PARAGRAPHS};
 use crate::structure::readable_name;
-use crate::structure::rows::table_lines;
+use crate::structure::rows::{are_pairs, pair_lines, table_lines};
 use ego_tree::iter::Edge;
 use html5ever::tendril::{StrTendril, TendrilSink};
 use scraper::{Html, HtmlTreeSink, Node};
@@ -139,6 +139,20 @@ struct Text {
 struct TableRows {
     rows: Vec<Vec<String>>,
     cell: Option<String>,
+    /// A `<th>` was read: the table names its columns (or rows) itself.
+    headed: bool,
+}
+
+impl TableRows {
+    /// The table as lines: a row per line, each value with its column's name, or each name
+    /// with its value when the table is headerless pairs.
+    fn lines(&self) -> String {
+        if !self.headed && are_pairs(&self.rows) {
+            pair_lines(&self.rows)
+        } else {
+            table_lines(&self.rows)
+        }
+    }
 }
 
 impl Text {
@@ -160,6 +174,7 @@ impl Text {
             "td" | "th" => {
                 if let Some(table) = self.tables.last_mut() {
                     table.cell = Some(String::new());
+                    table.headed |= name == "th";
                 }
             }
             _ => {}
@@ -196,7 +211,7 @@ impl Text {
             }
             "table" => {
                 if let Some(table) = self.tables.pop() {
-                    let lines = table_lines(&table.rows);
+                    let lines = table.lines();
                     match self.tables.last_mut().and_then(|outer| outer.cell.as_mut()) {
                         Some(cell) => cell.push_str(&lines),
                         None => self.body.push_str(&lines),
@@ -326,7 +341,7 @@ mod tests {
         assert_eq!(
             doc.text,
             "# Welcome\n\nFirst paragraph continues here.\n\none\ntwo\n\n\
-             Line\nbreak & entity\n\na: c · b: d\n\nkeep\nlines"
+             Line\nbreak & entity\n\na: b\nc: d\n\nkeep\nlines"
         );
         assert_eq!(doc.metadata["doc_type"], "html");
         assert_eq!(doc.modified, 3);
@@ -344,6 +359,15 @@ mod tests {
             doc.text,
             "## Plans\n\nPlan: Business · Requests per minute: 600 burst 1,000\n\
              Plan: Starter · Requests per minute: 100"
+        );
+        let pairs = "<table><tr><td><strong>Location</strong></td><td>230 S. Dearborn St.<br/>\
+                     Chicago</td></tr><tr><td>Point of contact</td><td><a href=\"mailto:x\">Dave \
+                     Lamb</a></td></tr></table>";
+        let path = fixture(&dir, "office.html", pairs.as_bytes());
+        assert_eq!(
+            load_file(&path, 0).expect("load").documents[0].text,
+            "Location: 230 S. Dearborn St. Chicago\nPoint of contact: Dave Lamb",
+            "a headerless table of pairs reads each name with its value"
         );
     }
 

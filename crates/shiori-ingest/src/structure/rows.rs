@@ -22,6 +22,28 @@ pub(crate) fn table_lines(rows: &[Vec<String>]) -> String {
         .join("\n")
 }
 
+/// The rows of a table with no header row whose rows are each a name and its value (an HTML
+/// table of `<td>` pairs: `Point of contact | Dave Lamb`), one `name: value` line each. Such a
+/// table's first row is a pair like the others, not the names of its columns.
+pub(crate) fn pair_lines(rows: &[Vec<String>]) -> String {
+    rows.iter()
+        .filter_map(|row| match row.as_slice() {
+            [name, value] => Some(row_line(
+                std::slice::from_ref(name),
+                std::slice::from_ref(value),
+            )),
+            _ => None,
+        })
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether every row of `rows` (at least two) is a name and a value.
+pub(crate) fn are_pairs(rows: &[Vec<String>]) -> bool {
+    rows.len() > 1 && rows.iter().all(|row| row.len() == 2)
+}
+
 /// One row under `header`; see [`table_lines`].
 pub(crate) fn row_line(header: &[String], row: &[String]) -> String {
     let cells: Vec<String> = row
@@ -73,6 +95,22 @@ mod tests {
              Plan: Starter · Requests per minute: 100 · Note: per key\n\
              Plan: Trial · Requests per minute: 10 · extra"
         );
+    }
+
+    #[test]
+    fn a_table_of_pairs_reads_each_name_with_its_value() {
+        let table = rows(&[
+            &["Location", "230 S. Dearborn St., 35th floor"],
+            &["Point of contact", "Dave Lamb"],
+            &["Slack channel", ""],
+        ]);
+        assert!(are_pairs(&table));
+        assert_eq!(
+            pair_lines(&table),
+            "Location: 230 S. Dearborn St., 35th floor\nPoint of contact: Dave Lamb"
+        );
+        assert!(!are_pairs(&table[..1]), "one row is no table of pairs");
+        assert!(!are_pairs(&rows(&[&["a", "b"], &["c", "d", "e"]])));
     }
 
     #[test]
