@@ -6,12 +6,14 @@
 //! answer. When the question asks for an amount, a number or a time ([`crate::asked`]), a
 //! sentence that states one comes before one that only shares the question's words, a source
 //! whose sentences state none gives way to the next one that does, and an amount or a number
-//! that no source read states is a refusal ([`NotQuoted::NotStated`]). The best sentence is
+//! that no sentence on the topic of any source read states is a refusal
+//! ([`NotQuoted::NotStated`]); "what X" prefers a sentence naming X. The best sentence is
 //! always quoted, with its list (the line introducing the item, or the items a line
-//! introduces); the next best join it (only those that state what was asked, when the best
-//! does), in reading order, while the answer stays within what a reader takes in at a glance
-//! ([`ANSWER_COLUMNS`]) — a Japanese answer often needs the sentence next to the one that
-//! restates the question ("…場合がある。このような梅雨を空梅雨という。").
+//! introduces; all of them when the question asks how to do something); the next best join it
+//! (only those that state what was asked, when the best does), in reading order, while the
+//! answer stays within what a reader takes in at a glance ([`ANSWER_COLUMNS`]) — a Japanese
+//! answer often needs the sentence next to the one that restates the question
+//! ("…場合がある。このような梅雨を空梅雨という。").
 
 use crate::asked::{asked, asks_for_steps, named_kind, states, Asked};
 use shiori_analysis::text::{sentence_ranges, terms};
