@@ -68,6 +68,17 @@ FEATURES = [
     "japanese",
     "sentence_coverage",
 ]
+# What a question over a page in the other language cannot read (the binary's
+# `NOT_ACROSS_LANGUAGES`, `calibration.rs`): the cosine's scale, the language and every signal
+# that counts shared words. Such a row holds them as missing (None), which weighs as the mean.
+NOT_ACROSS_LANGUAGES = [
+    "best_cosine",
+    "bm25_relative",
+    "bm25_gap",
+    "agreement",
+    "japanese",
+    "sentence_coverage",
+]
 L2 = 1e-2
 FOLDS = 5
 TARGETS = [0.90, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98]
@@ -81,9 +92,16 @@ def read(paths):
             if record.get("signals") is None:
                 continue
             group = re.sub(r"p\d+q\d+$", "", record["query_id"])
+            signals = record["signals"]
+            across = signals.get("cross_language", 0.0) > 0.5
             rows.append(
                 (
-                    [float(record["signals"][name]) for name in FEATURES],
+                    [
+                        None
+                        if across and name in NOT_ACROSS_LANGUAGES
+                        else float(signals[name])
+                        for name in FEATURES
+                    ],
                     1 if record["answerable"] else 0,
                     f"{path}:{group}",
                     path,
@@ -108,13 +126,18 @@ def solve(matrix, vector):
 
 
 def standardisation(rows):
-    n = len(rows)
-    means = [sum(r[0][j] for r in rows) / n for j in range(len(FEATURES))]
+    columns = [[r[0][j] for r in rows if r[0][j] is not None] for j in range(len(FEATURES))]
+    means = [sum(column) / len(column) for column in columns]
     scales = [
-        math.sqrt(sum((r[0][j] - means[j]) ** 2 for r in rows) / n) or 1.0
-        for j in range(len(FEATURES))
+        math.sqrt(sum((v - m) ** 2 for v in column) / len(column)) or 1.0
+        for column, m in zip(columns, means)
     ]
     return means, scales
+
+
+def standardised(x, means, scales):
+    """A row's standardised features, a missing one at the mean (0)."""
+    return [0.0 if v is None else (v - m) / s for v, m, s in zip(x, means, scales)]
 
 
 def weights(rows):
@@ -131,7 +154,7 @@ def weights(rows):
 def fit(rows):
     """Weighted (see `weights`), L2-regularised logistic regression by Newton's method."""
     means, scales = standardisation(rows)
-    xs = [[(v - m) / s for v, m, s in zip(r[0], means, scales)] + [1.0] for r in rows]
+    xs = [standardised(r[0], means, scales) + [1.0] for r in rows]
     ys = [r[1] for r in rows]
     cs = weights(rows)
     dim = len(FEATURES) + 1
@@ -158,8 +181,8 @@ def fit(rows):
 
 def score(model, x):
     return model["bias"] + sum(
-        w * (v - m) / s
-        for w, v, m, s in zip(model["weights"], x, model["means"], model["scales"])
+        w * z
+        for w, z in zip(model["weights"], standardised(x, model["means"], model["scales"]))
     )
 
 
