@@ -18,6 +18,23 @@ pub fn terms(text: &str) -> HashSet<String> {
     out
 }
 
+/// [`terms`] with English words reduced to their Snowball stems, as BM25's English analyzer
+/// reduces them: "laptops" and "laptop", "accepted" and "accepts" are one term.
+pub fn stemmed_terms(text: &str) -> HashSet<String> {
+    let stemmer = frostem::Stemmer::new(frostem::Algorithm::English);
+    let mut out = HashSet::new();
+    each_term(text, |term| {
+        let stem = match term.is_ascii() {
+            true => stemmer.stem(term),
+            false => std::borrow::Cow::Borrowed(term),
+        };
+        if !out.contains(stem.as_ref()) {
+            out.insert(stem.into_owned());
+        }
+    });
+    out
+}
+
 /// Calls `visit` with each of [`terms`]' terms of `text` as it is read, repeats included,
 /// allocating only two reused buffers.
 pub fn each_term(text: &str, mut visit: impl FnMut(&str)) {
@@ -162,6 +179,17 @@ mod tests {
             .into_iter()
             .map(|range| &text[range])
             .collect()
+    }
+
+    #[test]
+    fn stemmed_terms_make_one_term_of_a_words_forms_and_keep_japanese_bigrams() {
+        let stems = stemmed_terms("Laptops are replaced; payments accepted. 有給休暇");
+        for stem in [
+            "laptop", "replac", "payment", "accept", "有給", "給休", "休暇",
+        ] {
+            assert!(stems.contains(stem), "{stem}: {stems:?}");
+        }
+        assert_eq!(stemmed_terms("laptop"), stemmed_terms("laptops"));
     }
 
     #[test]
