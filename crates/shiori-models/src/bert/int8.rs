@@ -151,41 +151,80 @@ pub(crate) struct Outlier {
 /// from every other value of the row); they stand at the zero point among the levels.
 pub(crate) fn quantise_rows(input: &[f32], inputs: usize, levels: f32) -> QuantisedRows {
     let mut rows = QuantisedRows {
-        values: Vec::with_capacity(input.len()),
+        values: vec![0; input.len()],
         scales: Vec::new(),
         zero_points: Vec::new(),
         outliers: Vec::new(),
     };
-    for (row, x) in input.chunks_exact(inputs).enumerate() {
-        let mean_square = x.iter().map(|x| x * x).sum::<f32>() / inputs as f32;
-        let limit = OUTLIER_RATIO * mean_square.sqrt();
-        let is_outlier = |x: f32| x.abs() > limit;
-        let (least, largest) = x
-            .iter()
-            .filter(|x| !is_outlier(**x))
-            .fold((0f32, 0f32), |(least, largest), &x| {
-                (least.min(x), largest.max(x))
-            });
+    for (row, (x, values)) in input
+        .chunks_exact(inputs)
+        .zip(rows.values.chunks_exact_mut(inputs))
+        .enumerate()
+    {
+        let limit = OUTLIER_RATIO * (sum_of_squares(x) / inputs as f32).sqrt();
+        let inlier = |v: f32| if v.abs() > limit { 0.0 } else { v };
+        let (least, largest) = inlier_range(x, limit);
         let scale = (largest - least) / levels;
         let inverse = if scale > 0.0 { 1.0 / scale } else { 0.0 };
-        let zero_point = (-least * inverse).round().clamp(0.0, levels);
-        for (channel, &value) in x.iter().enumerate() {
-            let level = if is_outlier(value) {
-                rows.outliers.push(Outlier {
+        // Adding ½ and truncating rounds these non-negative values to nearest without libm's
+        // `roundf`, a call per value on the baseline x86-64 target.
+        let zero_point = ((-least * inverse + 0.5) as i32).clamp(0, levels as i32);
+        let shifted_zero = zero_point as f32 + 0.5;
+        for (value, level) in x.iter().zip(values.iter_mut()) {
+            // An outlier counts as 0 here and so stands at the zero point.
+            *level = (inlier(*value) * inverse + shifted_zero).clamp(0.0, levels) as u8;
+        }
+        rows.outliers
+            .extend(x.iter().enumerate().filter(|(_, v)| v.abs() > limit).map(
+                |(channel, &value)| Outlier {
                     row,
                     channel,
                     value,
-                });
-                zero_point
-            } else {
-                (value * inverse + zero_point).round().clamp(0.0, levels)
-            };
-            rows.values.push(level as u8);
-        }
+                },
+            ));
         rows.scales.push(scale);
-        rows.zero_points.push(zero_point as i32);
+        rows.zero_points.push(zero_point);
     }
     rows
+}
+
+/// Values the row passes keep side by side so that the compiler vectorises them.
+const LANES: usize = 8;
+
+fn sum_of_squares(x: &[f32]) -> f32 {
+    let mut lanes = [0f32; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail: f32 = chunks.remainder().iter().map(|v| v * v).sum();
+    for chunk in chunks {
+        for (lane, v) in lanes.iter_mut().zip(chunk) {
+            *lane += v * v;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// The least and the largest of 0 and the values of `x` within `limit` of 0.
+fn inlier_range(x: &[f32], limit: f32) -> (f32, f32) {
+    let mut least = [0f32; LANES];
+    let mut largest = [0f32; LANES];
+    let mut take = |lane: usize, v: f32| {
+        let v = if v.abs() > limit { 0.0 } else { v };
+        least[lane] = if v < least[lane] { v } else { least[lane] };
+        largest[lane] = if v > largest[lane] { v } else { largest[lane] };
+    };
+    let chunks = x.chunks_exact(LANES);
+    for &v in chunks.remainder() {
+        take(0, v);
+    }
+    for chunk in chunks {
+        for (lane, &v) in chunk.iter().enumerate() {
+            take(lane, v);
+        }
+    }
+    (
+        least.iter().fold(0f32, |a, &b| a.min(b)),
+        largest.iter().fold(0f32, |a, &b| a.max(b)),
+    )
 }
 
 /// A row-major `[outputs, inputs]` weight as levels of a per-output scale.

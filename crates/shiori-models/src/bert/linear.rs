@@ -43,10 +43,23 @@ impl Precision {
         match self.on_this_cpu() {
             Precision::Bf16 => "AVX-512 BF16",
             Precision::Int8 => Int8Kernel::detect().name(),
-            Precision::F32 if cfg!(target_arch = "x86_64") => "AVX2/FMA (gemm)",
-            Precision::F32 => "gemm",
+            Precision::F32 => f32_kernel_name(),
         }
     }
+}
+
+/// What the `gemm` crate picks for f32 batches on this CPU.
+fn f32_kernel_name() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            return "AVX-512F (gemm)";
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return "AVX2/FMA (gemm)";
+        }
+    }
+    "gemm"
 }
 
 pub(crate) struct Linear {
