@@ -2,6 +2,7 @@
 //! CPU runs, side by side in one run, with how closely each precision's vectors agree with f32.
 
 use crate::bench::{percentile, read_jsonl};
+use crate::bench_scale::load_average;
 use crate::cli::Cli;
 use crate::output;
 use anyhow::Result;
@@ -212,15 +213,4 @@ fn cpu_features() -> String {
     } else {
         present.join(", ")
     }
-}
-
-/// The 1, 5 and 15-minute load averages, where the system tells them (Linux).
-fn load_average() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    Some(
-        text.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
 }
