@@ -1,14 +1,11 @@
-//! `shiori bench`: embedding throughput and query latency, measured on real corpora.
+//! `shiori bench`: query latency measured on real corpora, and the choice of benchmark.
 
 use crate::cli::{BenchAction, Cli};
 use crate::output;
 use anyhow::Result;
-use shiori_core::{Access, Embedder, Filters, RetrievalConfig, RetrievalMode};
-use shiori_engine::{
-    init_store, load_embedder, Config, EmbedderConfig, EmbedderKind, Engine, Question, RetryConfig,
-    StoreKind,
-};
-use shiori_models::{assets::ShioriHome, Precision};
+use shiori_core::{Access, Filters, RetrievalConfig, RetrievalMode};
+use shiori_engine::{init_store, Config, Engine, Question, StoreKind};
+use shiori_models::assets::ShioriHome;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -37,81 +34,6 @@ pub(crate) fn proc_status_bytes(field: &str) -> Option<u64> {
     })?;
     let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kilobytes * 1024)
-}
-
-/// Embeds the `text` of every record (up to `limit`) in one call with each embedder in turn,
-/// and reports passages/s and query-embedding latency side by side.
-pub fn embed(
-    cli: &Cli,
-    home: &ShioriHome,
-    corpus: &Path,
-    limit: Option<usize>,
-    embedders: &[EmbedderKind],
-    precision: Option<Precision>,
-) -> Result<()> {
-    let records = read_jsonl(corpus)?;
-    let texts: Vec<&str> = records
-        .iter()
-        .filter_map(|r| r.get("text").and_then(|t| t.as_str()))
-        .take(limit.unwrap_or(usize::MAX))
-        .collect();
-    let mut results = Vec::new();
-    for &kind in embedders {
-        let config = EmbedderConfig {
-            kind,
-            precision,
-            ..EmbedderConfig::default()
-        };
-        let embedder = load_embedder(&config, &RetryConfig::default(), home)?;
-        let mut result = measure_embedder(embedder.as_ref(), &texts)?;
-        let running = precision.map_or_else(Precision::fastest, Precision::on_this_cpu);
-        result["precision"] = serde_json::to_value(running)?;
-        results.push(result);
-    }
-    output::print(cli.json, &results, || {
-        results
-            .iter()
-            .map(|r| {
-                format!(
-                    "{} ({}): {} passages in {:.2} s = {:.1} passages/s; query embedding p50 {:.2} ms, p95 {:.2} ms",
-                    r["embedder"].as_str().unwrap_or_default(),
-                    r["precision"].as_str().unwrap_or_default(),
-                    r["passages"],
-                    r["seconds"].as_f64().unwrap_or_default(),
-                    r["passages_per_second"].as_f64().unwrap_or_default(),
-                    r["query_embed_p50_ms"].as_f64().unwrap_or_default(),
-                    r["query_embed_p95_ms"].as_f64().unwrap_or_default(),
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
-}
-
-fn measure_embedder(embedder: &dyn Embedder, texts: &[&str]) -> Result<serde_json::Value> {
-    embedder.embed_passages(&texts[..texts.len().min(32)])?;
-    let started = Instant::now();
-    embedder.embed_passages(texts)?;
-    let seconds = started.elapsed().as_secs_f64();
-    let mut query_ms: Vec<f64> = texts
-        .iter()
-        .take(50)
-        .map(|text| {
-            let one = Instant::now();
-            embedder
-                .embed_query(&text.chars().take(60).collect::<String>())
-                .map(|_| one.elapsed().as_secs_f64() * 1000.0)
-        })
-        .collect::<Result<_, _>>()?;
-    query_ms.sort_by(f64::total_cmp);
-    Ok(serde_json::json!({
-        "embedder": embedder.model_id(),
-        "passages": texts.len(),
-        "seconds": seconds,
-        "passages_per_second": texts.len() as f64 / seconds,
-        "query_embed_p50_ms": percentile(&query_ms, 0.5),
-        "query_embed_p95_ms": percentile(&query_ms, 0.95),
-    }))
 }
 
 /// Repeats a BEIR corpus (with fresh ids) until it has `chunks` records, indexes it into a
@@ -289,8 +211,19 @@ pub fn run(cli: &Cli, home: &ShioriHome, action: &BenchAction) -> Result<()> {
             corpus,
             limit,
             embedders,
-            precision,
-        } => embed(cli, home, corpus, *limit, embedders, *precision),
+            precisions,
+            runs,
+        } => crate::bench_embed::embed(
+            cli,
+            home,
+            &crate::bench_embed::EmbedBench {
+                corpus,
+                limit: *limit,
+                embedders,
+                precisions,
+                runs: *runs,
+            },
+        ),
         BenchAction::Query {
             dataset,
             chunks,

@@ -557,7 +557,8 @@ fn directory_bytes(dir: &Path) -> Result<u64> {
     Ok(total)
 }
 
-fn load_average() -> Option<String> {
+/// The 1, 5 and 15-minute load averages, where the system tells them (Linux).
+pub(crate) fn load_average() -> Option<String> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     Some(
         text.split_whitespace()

@@ -151,7 +151,8 @@ pub enum GenerateAction {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchAction {
-    /// Passages per second of the local embedder on a JSONL corpus (`text` per line).
+    /// Passages per second of the local embedders on a JSONL corpus (`text` per line), per
+    /// dense-layer precision side by side, with the cosine agreement of each with f32.
     Embed {
         corpus: PathBuf,
         /// Embed at most this many passages.
@@ -160,10 +161,14 @@ pub enum BenchAction {
         /// Embedders to measure, one after the other in the same run.
         #[arg(long = "embedder", value_parser = named::<EmbedderKind>, default_values = ["e5", "minilm"])]
         embedders: Vec<EmbedderKind>,
-        /// Dense-layer arithmetic to measure (bf16 or f32); default: bf16 where the CPU has
-        /// AVX-512 BF16.
-        #[arg(long, value_parser = named::<Precision>)]
-        precision: Option<Precision>,
+        /// Dense-layer arithmetic to measure (f32, bf16 or int8; repeat to compare several);
+        /// default: each one that runs differently on this CPU (bf16 only with AVX-512 BF16).
+        #[arg(long = "precision", value_parser = named::<Precision>)]
+        precisions: Vec<Precision>,
+        /// Times every embedder embeds the passages in every precision, taking turns; the
+        /// median is reported (0 counts as 1).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
     },
     /// Query latency on a corpus repeated until it holds `--chunks` chunks.
     Query {

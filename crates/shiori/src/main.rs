@@ -4,6 +4,7 @@
 
 mod backup;
 mod bench;
+mod bench_embed;
 mod bench_generate;
 mod bench_ingest;
 mod bench_scale;

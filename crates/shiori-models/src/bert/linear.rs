@@ -1,9 +1,10 @@
 //! A dense layer `input · Wᵀ + bias` over row-major token matrices, in bfloat16 where the CPU
-//! has AVX-512 BF16 and in f32 elsewhere: a query's few rows through the narrow AVX2 kernel,
-//! batches through the `gemm` crate candle itself calls.
+//! has AVX-512 BF16, in 8-bit integers when asked for, and in f32 elsewhere: a query's few rows
+//! through the narrow AVX2 kernel, batches through the `gemm` crate candle itself calls.
 
 #[cfg(target_arch = "x86_64")]
 use super::bf16::{self, Bf16Weights};
+use super::int8::{Int8Kernel, Int8Weights};
 #[cfg(target_arch = "x86_64")]
 use super::narrow::{self, NarrowKernel};
 
@@ -16,6 +17,9 @@ pub enum Precision {
     /// AVX-512 BF16.
     Bf16,
     F32,
+    /// Weights quantised to 8 bits per output channel, each token's inputs per call, products
+    /// summed exactly in i32 (AVX-512 VNNI, AVX-VNNI or AVX2; plain Rust elsewhere).
+    Int8,
 }
 
 impl Precision {
@@ -26,12 +30,36 @@ impl Precision {
 
     /// The precision that actually runs when this one is asked for.
     pub fn on_this_cpu(self) -> Precision {
-        #[cfg(target_arch = "x86_64")]
-        if self == Precision::Bf16 && bf16::supported() {
-            return Precision::Bf16;
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Precision::Bf16 if bf16::supported() => Precision::Bf16,
+            Precision::Int8 => Precision::Int8,
+            _ => Precision::F32,
         }
-        Precision::F32
     }
+
+    /// The CPU features this precision's dense layers run on here, as a person reads them.
+    pub fn kernel_name(self) -> &'static str {
+        match self.on_this_cpu() {
+            Precision::Bf16 => "AVX-512 BF16",
+            Precision::Int8 => Int8Kernel::detect().name(),
+            Precision::F32 => f32_kernel_name(),
+        }
+    }
+}
+
+/// What the `gemm` crate picks for f32 batches on this CPU.
+fn f32_kernel_name() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            return "AVX-512F (gemm)";
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return "AVX2/FMA (gemm)";
+        }
+    }
+    "gemm"
 }
 
 pub(crate) struct Linear {
@@ -44,6 +72,7 @@ pub(crate) struct Linear {
 enum Kernel {
     #[cfg(target_arch = "x86_64")]
     Bf16(Bf16Weights),
+    Int8(Int8Weights),
     /// Row-major `[outputs, inputs]`, as stored.
     F32 {
         weight: Vec<f32>,
@@ -71,6 +100,8 @@ impl Linear {
             #[cfg(target_arch = "x86_64")]
             Precision::Bf16 if bf16::supported() => Bf16Weights::pack(&weight, outputs, inputs)
                 .map_or_else(|| Kernel::f32(weight), Kernel::Bf16),
+            Precision::Int8 => Int8Weights::pack(&weight, outputs, inputs, Int8Kernel::detect())
+                .map_or_else(|| Kernel::f32(weight), Kernel::Int8),
             _ => Kernel::f32(weight),
         };
         Linear {
@@ -103,6 +134,7 @@ impl Linear {
                 // lengths it relies on.
                 unsafe { weights.matmul(input, &self.bias, out, &mut scratch[..words]) };
             }
+            Kernel::Int8(weights) => weights.matmul(input, &self.bias, out),
             #[cfg(target_arch = "x86_64")]
             Kernel::F32 {
                 weight,
@@ -187,6 +219,36 @@ mod tests {
                 linear.forward(&input, &mut out, &mut Vec::new());
                 assert_eq!(out, expected, "{rows} rows, {precision:?}");
             }
+        }
+    }
+
+    #[test]
+    fn int8_stays_within_its_quantisation_error_of_f32() {
+        let (inputs, outputs) = (64, 96);
+        let weight: Vec<f32> = (0..outputs * inputs)
+            .map(|i| ((i * 37) % 101) as f32 / 50.0 - 1.0)
+            .collect();
+        let bias: Vec<f32> = (0..outputs).map(|i| i as f32 / 16.0).collect();
+        // 3 rows share the panels out among the threads, 300 share the rows out.
+        for rows in [3, 300] {
+            let input: Vec<f32> = (0..rows * inputs)
+                .map(|i| ((i * 13) % 29) as f32 / 14.0 - 1.0)
+                .collect();
+            let expected = reference_product(&input, &weight, &bias, inputs);
+            let linear = Linear::new(weight.clone(), bias.clone(), outputs, Precision::Int8);
+            let mut out = vec![f32::NAN; rows * outputs];
+            linear.forward(&input, &mut out, &mut Vec::new());
+            for (got, want) in out.iter().zip(&expected) {
+                // 64 products of values off by at most half of 1/63 of their range.
+                assert!((got - want).abs() < 0.5, "{rows} rows: {got} vs {want}");
+            }
+            let mean_error = out
+                .iter()
+                .zip(&expected)
+                .map(|(a, b)| (a - b).abs())
+                .sum::<f32>()
+                / out.len() as f32;
+            assert!(mean_error < 0.05, "{rows} rows: mean error {mean_error}");
         }
     }
 }

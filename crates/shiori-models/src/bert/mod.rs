@@ -10,6 +10,9 @@
 mod attention;
 #[cfg(target_arch = "x86_64")]
 mod bf16;
+mod int8;
+#[cfg(target_arch = "x86_64")]
+mod int8_kernels;
 mod linear;
 mod math;
 #[cfg(target_arch = "x86_64")]
