@@ -69,14 +69,12 @@ FEATURES = [
     "sentence_coverage",
 ]
 # What a question over a page in the other language cannot read (the binary's
-# `NOT_ACROSS_LANGUAGES`, `calibration.rs`): the cosine's scale, the language and every signal
-# that counts shared words. Such a row holds them as missing (None), which weighs as the mean.
+# `NOT_ACROSS_LANGUAGES`, `calibration.rs`): every signal that counts shared words. Such a row
+# holds them as missing (None), which weighs as the mean.
 NOT_ACROSS_LANGUAGES = [
-    "best_cosine",
     "bm25_relative",
     "bm25_gap",
     "agreement",
-    "japanese",
     "sentence_coverage",
 ]
 L2 = 1e-2

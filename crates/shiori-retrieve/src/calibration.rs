@@ -41,15 +41,15 @@ pub fn features(signals: &RelevanceSignals) -> [f32; FEATURES] {
 }
 
 /// The features that say nothing when the question and the page are in two languages (indexes
-/// into [`features`]): the best cosine (its scale belongs to one language; across two it sits
-/// lower, and the model was fitted on none), the language, and everything that counts shared
-/// words. The cosine's z-score and margin among the candidates keep their meaning.
-const NOT_ACROSS_LANGUAGES: [usize; 6] = [0, 3, 4, 5, 6, 7];
+/// into [`features`]): everything that counts shared words. The cosine keeps its meaning (lower
+/// across languages, so such a question needs a closer page to be answered, and one off every
+/// page's topic is still refused), and so do its margin and z-score.
+const NOT_ACROSS_LANGUAGES: [usize; 4] = [3, 4, 5, 7];
 
 impl RefusalModel {
     /// The log-odds that something relevant was retrieved. For a question over a page in the
-    /// other language the features that read words or the cosine's scale are taken at their
-    /// means (they are missing, not low): the model then judges by the dense list's shape.
+    /// other language the features that count shared words are taken at their means: they are
+    /// missing, not low, and the model judges by the embedding's signals.
     pub fn log_odds(&self, signals: &RelevanceSignals) -> f32 {
         let x = features(signals);
         let across = signals.cross_language > 0.5;
