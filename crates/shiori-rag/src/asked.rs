@@ -218,7 +218,7 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
 /// → `form`, "what type of leave" → `leave`): it wants a name of that kind, whatever else its
 /// words are about. A kind whose phrase holds a word of money or time ("what hotel allowance
 /// per night does …") is measured, not named.
-pub(crate) fn named_kind(question: &str) -> Option<&str> {
+fn named_kind(question: &str) -> Option<&str> {
     question.split([',', ';']).find_map(|clause| {
         let words: Vec<&str> = clause
             .split(|c: char| !c.is_alphanumeric() && c != '\'')

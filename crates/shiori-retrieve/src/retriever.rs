@@ -123,7 +123,16 @@ impl Retriever<'_> {
             bm25,
             mut stages,
         } = lists;
-        let missed = match (config.mode, config.fusion) {
+        let across_languages = self.written_apart(query, dense.first())?;
+        // A question over pages in the other language shares none of their words: BM25 ranks
+        // the few pages that happen to quote one (an English README above the Japanese rules
+        // an English question asks about), so the embedding ranks alone, and the exact scores
+        // of what each list missed are not looked up.
+        let mode = match config.mode {
+            RetrievalMode::Hybrid if across_languages => RetrievalMode::Dense,
+            mode => mode,
+        };
+        let missed = match (mode, config.fusion) {
             (RetrievalMode::Hybrid, FusionKind::Normalised | FusionKind::Adaptive) => self
                 .missed_scores(
                     query,
@@ -140,17 +149,9 @@ impl Retriever<'_> {
             lap = Instant::now();
         };
         let mut signals = relevance_signals(query, &dense, &bm25);
-        let across_languages = self.written_apart(query, dense.first())?;
         if let Some(signals) = signals.as_mut() {
             signals.cross_language = f32::from(u8::from(across_languages));
         }
-        // A question over pages in the other language shares none of their words: BM25 ranks
-        // the few pages that happen to quote one (an English README above the Japanese rules
-        // an English question asks about), so the embedding ranks alone.
-        let mode = match config.mode {
-            RetrievalMode::Hybrid if across_languages => RetrievalMode::Dense,
-            mode => mode,
-        };
         let mut fused = match mode {
             RetrievalMode::Dense => single(&dense[..dense.len().min(candidates)], |f, s| {
                 f.dense = Some(s)
