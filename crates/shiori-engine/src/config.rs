@@ -49,8 +49,9 @@ pub struct EmbedderConfig {
     /// The vector size; asked of the API with one probe call when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dimension: Option<usize>,
-    /// Local models' dense-layer arithmetic, `bf16`, `f32` or `int8`; unset = bf16 where the CPU
-    /// has AVX-512 BF16, else f32.
+    /// Local models' dense-layer arithmetic, `int8`, `bf16` or `f32`; unset = int8 where the CPU
+    /// has a vector int8 kernel (x86 with AVX2 or later), else bf16 where it has AVX-512 BF16,
+    /// else f32 ([`Precision::fastest`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
 }

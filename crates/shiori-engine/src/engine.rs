@@ -71,11 +71,22 @@ impl Engine {
         home: &ShioriHome,
         reembed: bool,
     ) -> Result<Engine, EngineError> {
+        Engine::open_with_cache(data_dir, home, &home.embedding_cache(), reembed)
+    }
+
+    /// Opens `data_dir` with the embedding cache at `cache` (a benchmark of a first index
+    /// starts from an empty one).
+    pub fn open_with_cache(
+        data_dir: &Path,
+        home: &ShioriHome,
+        cache: &Path,
+        reembed: bool,
+    ) -> Result<Engine, EngineError> {
         let config = Config::load(data_dir)?;
         let embedder = load_embedder(&config.embedder, &config.llm.retry, home)?;
         // Without the built dictionary this falls back to character bigrams.
         let japanese = JapaneseTokenization::load(Some(&home.ipadic_dictionary()))?;
-        let cache = EmbeddingCache::open(&home.embedding_cache())?;
+        let cache = EmbeddingCache::open(cache)?;
         Engine::from_parts(data_dir, config, embedder, japanese, cache, reembed)
     }
 

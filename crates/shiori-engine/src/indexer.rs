@@ -16,6 +16,7 @@ use shiori_models::embed_with_cache;
 use shiori_store::{ApplyReport, FileChange, FileRecord};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
 /// Files loaded, chunked and stored per transaction: bounds memory and the work a crash loses.
@@ -43,12 +44,72 @@ pub trait Progress: Sync {
     /// Pages of PDFs and images read since the last call (scanned ones are read by OCR, a few
     /// a second), reported from the threads that read them.
     fn pages_read(&self, _pages: u64) {}
+    /// The bytes of the files this phase will index, once known: the measure of the work
+    /// left (embedding time follows the text, and the text the bytes, far better than it
+    /// follows the number of files).
+    fn bytes_expected(&self, _bytes: u64) {}
+    /// Bytes of files indexed whole since the last call.
+    fn bytes_done(&self, _bytes: u64) {}
+    /// How far into the file being indexed a part at a time (JSONL) the parts so far reach;
+    /// [`Progress::bytes_done`] with the file's size ends it.
+    fn bytes_into_file(&self, _offset: u64) {}
 }
 
 impl Progress for () {
     fn start(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64) {}
     fn finish(&self) {}
+}
+
+/// Passes progress on, and counts each chunk embedded as its share of a batch's bytes, so that
+/// the ETA moves while a batch of files is embedded together.
+struct ChunkShare<'a> {
+    inner: &'a dyn Progress,
+    bytes: u64,
+    chunks: usize,
+    reported: AtomicU64,
+}
+
+impl<'a> ChunkShare<'a> {
+    fn new(inner: &'a dyn Progress, bytes: u64, chunks: usize) -> ChunkShare<'a> {
+        ChunkShare {
+            inner,
+            bytes,
+            chunks,
+            reported: AtomicU64::new(0),
+        }
+    }
+
+    /// The batch's bytes not yet reported (all of them when it had no chunks).
+    fn bytes_left(&self) -> u64 {
+        self.bytes
+            .saturating_sub(self.reported.load(Ordering::Relaxed))
+    }
+}
+
+impl Progress for ChunkShare<'_> {
+    fn start(&self, phase: &str, total: u64) {
+        self.inner.start(phase, total);
+    }
+    fn advance(&self, done: u64) {
+        self.inner.advance(done);
+    }
+    fn finish(&self) {
+        self.inner.finish();
+    }
+    fn chunks_embedded(&self, chunks: u64) {
+        self.inner.chunks_embedded(chunks);
+        let share = self.bytes * chunks / self.chunks.max(1) as u64;
+        let share = share.min(self.bytes_left());
+        self.reported.fetch_add(share, Ordering::Relaxed);
+        self.inner.bytes_done(share);
+    }
+    fn chunks_written(&self, chunks: u64) {
+        self.inner.chunks_written(chunks);
+    }
+    fn pages_read(&self, pages: u64) {
+        self.inner.pages_read(pages);
+    }
 }
 
 /// What one indexing run covers: its roots, which files the walk takes, and the project whose
@@ -360,6 +421,7 @@ impl Engine {
         let candidates = self.changed_candidates(files, &sections)?;
         report.files_unchanged = report.files_seen - report.failures.len() - candidates.len();
         progress.start("indexing files", candidates.len() as u64);
+        progress.bytes_expected(candidates.iter().map(|(file, _)| file.size).sum());
         let (streamed, whole): (Vec<_>, Vec<_>) = candidates
             .into_iter()
             .partition(|(file, _)| is_streamed(&file.path));
@@ -379,6 +441,7 @@ impl Engine {
         for (file, record) in &streamed {
             self.index_streamed(file, record.as_ref(), readership, &mut report, progress)?;
             progress.advance(1);
+            progress.bytes_done(file.size);
         }
         progress.finish();
         let committing = Instant::now();
@@ -510,20 +573,30 @@ impl Engine {
                 Err(failure) => report.failures.push(failure),
             }
         }
-        for file in ready {
+        // The batch's chunks are embedded together: a file of a few chunks alone makes batches
+        // too small to keep both the cores and the int8 kernels busy.
+        let batch_bytes: u64 = batch.iter().map(|(file, _)| file.size).sum();
+        let counts: Vec<usize> = ready.iter().map(|file| file.chunks.len()).collect();
+        let pending: Vec<PendingChunk> = ready
+            .iter_mut()
+            .flat_map(|file| std::mem::take(&mut file.chunks))
+            .collect();
+        let by_chunk = ChunkShare::new(progress, batch_bytes, pending.len());
+        let mut embedded = self.embed_chunks(pending, report, &by_chunk)?.into_iter();
+        for (file, count) in ready.into_iter().zip(counts) {
             report.failures.extend(file.record_failures);
             report.warnings.extend(file.warnings);
-            let chunks = self.embed_chunks(file.chunks, report, progress)?;
             report.files_indexed += 1;
             report.documents += file.documents.len();
             changes.push(FileChange::Upsert {
                 file: file.record,
                 documents: file.documents,
-                chunks,
+                chunks: embedded.by_ref().take(count).collect(),
             });
         }
         let applied = self.store.apply(changes)?;
         progress.chunks_written(applied.chunks_added as u64);
+        progress.bytes_done(by_chunk.bytes_left());
         report.record_write(applied);
         Ok(())
     }

@@ -106,6 +106,7 @@ impl Engine {
             };
             let applied = self.store.apply(vec![change])?;
             progress.chunks_written(applied.chunks_added as u64);
+            progress.bytes_into_file(records.bytes_read());
             report.record_write(applied);
             written_any = true;
         }

@@ -258,9 +258,17 @@ pub fn run(cli: &Cli, home: &ShioriHome, action: &BenchAction) -> Result<()> {
         ),
         BenchAction::Ingest {
             files,
+            runs,
+            index: true,
+            precisions,
+            ..
+        } => crate::bench_index::first_index(cli, home, files, precisions, runs.unwrap_or(1)),
+        BenchAction::Ingest {
+            files,
             sample_pdf_pages,
             runs,
-        } => crate::bench_ingest::ingest(cli, files, *sample_pdf_pages, *runs),
+            ..
+        } => crate::bench_ingest::ingest(cli, files, *sample_pdf_pages, runs.unwrap_or(5)),
         BenchAction::Generate {
             corpus,
             model,

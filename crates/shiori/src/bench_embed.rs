@@ -88,7 +88,7 @@ pub fn embed(cli: &Cli, home: &ShioriHome, bench: &EmbedBench) -> Result<()> {
 
 /// The precisions asked for, or else each precision that runs differently here (bf16 only
 /// where the CPU has it), f32 first as the yardstick.
-fn chosen_precisions(asked: &[Precision]) -> Vec<Precision> {
+pub(crate) fn chosen_precisions(asked: &[Precision]) -> Vec<Precision> {
     if !asked.is_empty() {
         return asked.to_vec();
     }
@@ -191,7 +191,7 @@ fn render(summary: &serde_json::Value) -> String {
 }
 
 /// The SIMD features the kernels choose between, as the CPU reports them.
-fn cpu_features() -> String {
+pub(crate) fn cpu_features() -> String {
     #[cfg(target_arch = "x86_64")]
     let features = [
         ("avx2", is_x86_feature_detected!("avx2")),

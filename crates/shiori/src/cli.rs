@@ -208,14 +208,22 @@ pub enum BenchAction {
         #[arg(long)]
         postgres: Option<String>,
     },
-    /// Loading speed (pages or parts per second) of files, each loaded `--runs` times; with
-    /// `--sample-pdf-pages N` a generated N-page PDF is measured too.
+    /// Loading speed (pages or parts per second) of files, each loaded `--runs` times (5); with
+    /// `--sample-pdf-pages N` a generated N-page PDF is measured too. With `--index`, a first
+    /// `shiori index` of the files and folders instead, end to end in a fresh data directory
+    /// with an empty embedding cache, `--runs` times (1) per precision.
     Ingest {
         files: Vec<PathBuf>,
         #[arg(long)]
         sample_pdf_pages: Option<usize>,
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
+        #[arg(long)]
+        runs: Option<usize>,
+        #[arg(long, conflicts_with = "sample_pdf_pages")]
+        index: bool,
+        /// With `--index`: the dense-layer arithmetic to index with (repeat to compare; the
+        /// first is the yardstick); default: each one that runs differently on this CPU.
+        #[arg(long = "precision", value_parser = named::<Precision>, requires = "index")]
+        precisions: Vec<Precision>,
     },
     /// Prompt and generation tokens/s of a local GGUF chat model (or, with `--server`, of an
     /// OpenAI-compatible server), with passages of a JSONL corpus (`text` per line) as the

@@ -6,6 +6,7 @@ mod backup;
 mod bench;
 mod bench_embed;
 mod bench_generate;
+mod bench_index;
 mod bench_ingest;
 mod bench_scale;
 mod chat;

@@ -33,6 +33,11 @@ struct Counts {
     total: AtomicU64,
     chunks: AtomicU64,
     pages: AtomicU64,
+    /// The bytes of the phase's files, of the files done, and how far into the file being
+    /// read a part at a time: what the ETA is reckoned from.
+    bytes_expected: AtomicU64,
+    bytes_done: AtomicU64,
+    bytes_into_file: AtomicU64,
 }
 
 impl Counts {
@@ -44,7 +49,14 @@ impl Counts {
             *started = Some(Instant::now());
         }
         self.total.store(total, Ordering::Relaxed);
-        for counter in [&self.done, &self.chunks, &self.pages] {
+        for counter in [
+            &self.done,
+            &self.chunks,
+            &self.pages,
+            &self.bytes_expected,
+            &self.bytes_done,
+            &self.bytes_into_file,
+        ] {
             counter.store(0, Ordering::Relaxed);
         }
     }
@@ -52,6 +64,25 @@ impl Counts {
     fn seconds(&self) -> f64 {
         let started = self.started.lock().ok().and_then(|started| *started);
         started.map_or(0.0, |at| at.elapsed().as_secs_f64())
+    }
+
+    /// Seconds left at the pace so far, by bytes: none before the first file is done or once
+    /// all are.
+    fn eta_seconds(&self) -> Option<f64> {
+        let expected = self.bytes_expected.load(Ordering::Relaxed);
+        let done =
+            self.bytes_done.load(Ordering::Relaxed) + self.bytes_into_file.load(Ordering::Relaxed);
+        (done > 0 && done < expected)
+            .then(|| self.seconds() * (expected - done) as f64 / done as f64)
+    }
+
+    /// `, ETA 4 min 10 s` while the ETA is known.
+    fn eta(&self) -> String {
+        match self.eta_seconds().map(|s| s.round() as u64) {
+            Some(s) if s >= 60 => format!(", ETA {} min {} s", s / 60, s % 60),
+            Some(s) => format!(", ETA {s} s"),
+            None => String::new(),
+        }
     }
 
     fn phase(&self) -> String {
@@ -72,6 +103,9 @@ impl Counts {
         if pages > 0 {
             line.push_str(&format!(", {pages} pages read"));
         }
+        if !finished {
+            line.push_str(&self.eta());
+        }
         let state = if finished { "done in " } else { "" };
         line.push_str(&format!(", {state}{seconds:.0} s"));
         line
@@ -85,6 +119,7 @@ impl Counts {
             "chunks_embedded": self.chunks.load(Ordering::Relaxed),
             "pages_read": self.pages.load(Ordering::Relaxed),
             "elapsed_s": (self.seconds() * 10.0).round() / 10.0,
+            "eta_s": self.eta_seconds().filter(|_| !finished).map(f64::round),
             "finished": finished,
         })
         .to_string()
@@ -194,6 +229,7 @@ impl Bar {
                 if pages > 0 {
                     message.push_str(&format!(" · {pages} pages"));
                 }
+                message.push_str(&counts.eta().replace(", ", " · "));
                 bar.set_message(message);
             }
         }
@@ -249,6 +285,21 @@ impl shiori_engine::Progress for Bar {
         self.refresh_message();
     }
 
+    fn bytes_expected(&self, bytes: u64) {
+        self.counts.bytes_expected.store(bytes, Ordering::Relaxed);
+    }
+
+    fn bytes_done(&self, bytes: u64) {
+        self.counts.bytes_done.fetch_add(bytes, Ordering::Relaxed);
+        self.counts.bytes_into_file.store(0, Ordering::Relaxed);
+        self.refresh_message();
+    }
+
+    fn bytes_into_file(&self, offset: u64) {
+        self.counts.bytes_into_file.store(offset, Ordering::Relaxed);
+        self.refresh_message();
+    }
+
     fn finish(&self) {
         let was_running = self.ticker.lock().is_ok_and(|ticker| ticker.is_some());
         self.end_phase();
@@ -300,6 +351,29 @@ mod tests {
             last.starts_with("indexing files: 4/4, 120 chunks") && last.contains("done in"),
             "{last}"
         );
+    }
+
+    #[test]
+    fn the_eta_is_the_time_so_far_scaled_by_the_bytes_left() {
+        let (bar, lines) = recorded(Output::Json);
+        bar.start("indexing files", 3);
+        bar.bytes_expected(4_000);
+        assert_eq!(bar.counts.eta_seconds(), None, "nothing done yet");
+        bar.bytes_done(1_000);
+        bar.bytes_into_file(1_000);
+        std::thread::sleep(Duration::from_millis(100));
+        let eta = bar.counts.eta_seconds().unwrap();
+        let elapsed = bar.counts.seconds();
+        assert!(
+            (eta - elapsed).abs() < 0.05,
+            "half done: {eta} vs {elapsed}"
+        );
+        bar.bytes_done(3_000);
+        assert_eq!(bar.counts.eta_seconds(), None, "all done");
+        bar.finish();
+        let last: serde_json::Value =
+            serde_json::from_str(lines.lock().unwrap().last().unwrap()).unwrap();
+        assert!(last["eta_s"].is_null(), "{last}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub struct JsonlStream<R> {
     path: PathBuf,
     records: Records,
     lines_read: usize,
+    bytes_read: u64,
     yielded_any: bool,
     finished: bool,
 }
@@ -55,9 +56,15 @@ impl<R: BufRead> JsonlStream<R> {
             path: path.to_path_buf(),
             records: Records::new(path, "jsonl", modified),
             lines_read: 0,
+            bytes_read: 0,
             yielded_any: false,
             finished: false,
         }
+    }
+
+    /// How far into the file the batches so far have read.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
     }
 
     /// The documents and failures of the next `lines` lines; `None` once the file is done. A
@@ -82,6 +89,7 @@ impl<R: BufRead> JsonlStream<R> {
                 break;
             }
             self.lines_read += 1;
+            self.bytes_read += read as u64;
             taken += 1;
             let bytes = match line.strip_prefix(BYTE_ORDER_MARK) {
                 Some(rest) if self.lines_read == 1 => rest,

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::math::softmax_rows;
+use super::math::unnormalised_softmax_rows;
 
 /// Where each sequence's tokens start in a batch, plus the total at the end.
 pub(crate) fn offsets(lengths: &[usize]) -> Vec<usize> {
@@ -40,6 +40,7 @@ pub(crate) fn attend(
         let tokens = context.len() / hidden;
         let qkv = &qkv[start * 3 * hidden..(start + tokens) * 3 * hidden];
         let mut scores = vec![0f32; tokens * tokens];
+        let mut inverse_sums = vec![0f32; tokens];
         for head in 0..heads {
             let query = qkv[head * head_dim..].as_ptr();
             let key = qkv[hidden + head * head_dim..].as_ptr();
@@ -72,7 +73,7 @@ pub(crate) fn attend(
                     gemm::Parallelism::None,
                 );
             }
-            softmax_rows(&mut scores, tokens);
+            unnormalised_softmax_rows(&mut scores, tokens, &mut inverse_sums);
             // SAFETY: `scores` holds tokens × tokens values; the value starts at column
             // 2·hidden + head·head_dim of this sequence's `qkv` slice, so `tokens` rows 3·hidden
             // apart of head_dim values stay inside it; `context` holds tokens × hidden values
@@ -100,6 +101,12 @@ pub(crate) fn attend(
                     false,
                     gemm::Parallelism::None,
                 );
+            }
+            // The softmax's division, on head_dim values a token instead of `tokens`.
+            for (row, &inverse) in context.chunks_exact_mut(hidden).zip(&inverse_sums) {
+                row[head * head_dim..(head + 1) * head_dim]
+                    .iter_mut()
+                    .for_each(|v| *v *= inverse);
             }
         }
     });

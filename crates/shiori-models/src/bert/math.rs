@@ -12,21 +12,21 @@ const LANES: usize = 16;
 /// Defines each function three times, portable and compiled for AVX-512 and for AVX2, and calls
 /// the widest copy the CPU has.
 macro_rules! simd_versions {
-    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block)*) => {$(
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)? $body:block)*) => {$(
         $(#[$doc])*
-        pub(crate) fn $name($($arg: $ty),*) {
+        pub(crate) fn $name($($arg: $ty),*) $(-> $out)? {
             #[inline(always)]
-            fn portable($($arg: $ty),*) $body
+            fn portable($($arg: $ty),*) $(-> $out)? $body
 
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,fma")]
-            fn avx512($($arg: $ty),*) {
+            fn avx512($($arg: $ty),*) $(-> $out)? {
                 portable($($arg),*)
             }
 
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
-            fn avx2($($arg: $ty),*) {
+            fn avx2($($arg: $ty),*) $(-> $out)? {
                 portable($($arg),*)
             }
 
@@ -52,6 +52,11 @@ macro_rules! simd_versions {
     )*};
 }
 
+/// Adding this to a float of magnitude below 2²² rounds it to an integer (ties to even) held in
+/// the low bits of the sum's mantissa: rounding and conversion without `as`, whose saturating
+/// float-to-int semantics LLVM can only emit one lane at a time.
+pub(crate) const ROUNDING_MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³
+
 /// `e^x` within 2 ulp on the range softmax and erf use, branch-free so it vectorises: `x` is split
 /// into `n·ln 2 + r` with |r| ≤ ln 2 / 2, and `e^r` is a degree-6 Taylor polynomial.
 #[inline(always)]
@@ -59,14 +64,16 @@ pub(crate) fn exp(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
     let x = x.clamp(-87.0, 88.0);
-    let n = (x * std::f32::consts::LOG2_E).round_ties_even();
+    let shifted = x * std::f32::consts::LOG2_E + ROUNDING_MAGIC;
+    let n = shifted - ROUNDING_MAGIC;
     let r = (x - n * LN2_HI) - n * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    // 2^n, built in the exponent bits; n lies in -126..=127 after the clamp.
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    // Horner's rule in fused multiply-adds (one instruction per step in the AVX copies).
+    let p = [1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0]
+        .iter()
+        .fold(1.0 / 720.0, |p: f32, &c| p.mul_add(r, c));
+    // 2^n, built in the exponent bits: n + 127 lies in 1..=254 after the clamp, and sits in the
+    // low byte of `shifted` + 127's bits, which the shift moves into the exponent.
+    let scale = f32::from_bits((shifted + 127.0).to_bits() << 23);
     p * scale
 }
 
@@ -75,10 +82,12 @@ pub(crate) fn exp(x: f32) -> f32 {
 fn erf(x: f32) -> f32 {
     let a = x.abs();
     let t = 1.0 / (1.0 + 0.327_591_1 * a);
-    let poly = t
-        * (0.254_829_6
-            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
-    (1.0 - poly * exp(-a * a)).copysign(x)
+    let poly = t * [1.421_413_7, -0.284_496_74, 0.254_829_6]
+        .iter()
+        .fold(1.061_405_4f32.mul_add(t, -1.453_152_1), |p: f32, &c| {
+            p.mul_add(t, c)
+        });
+    (-poly).mul_add(exp(-a * a), 1.0).copysign(x)
 }
 
 simd_versions! {
@@ -89,15 +98,14 @@ simd_versions! {
         }
     }
 
-    /// Softmax of each `width`-long row of `scores`, in place.
-    fn softmax_rows(scores: &mut [f32], width: usize) {
-        for row in scores.chunks_exact_mut(width) {
+    /// Softmax of each `width`-long row of `scores` in place, but for its division: each row
+    /// becomes `e^(v − max)`, and `inverse_sums` gets 1 / the row's sum, for the caller to
+    /// apply to the product of the row with the values (head-wide, not tokens-wide), which
+    /// saves two passes over the scores.
+    fn unnormalised_softmax_rows(scores: &mut [f32], width: usize, inverse_sums: &mut [f32]) {
+        for (row, inverse) in scores.chunks_exact_mut(width).zip(inverse_sums.iter_mut()) {
             let max = max(row);
-            for v in row.iter_mut() {
-                *v = exp(*v - max);
-            }
-            let inverse = 1.0 / sum(row);
-            row.iter_mut().for_each(|v| *v *= inverse);
+            *inverse = 1.0 / exp_and_sum(row, max);
         }
     }
 
@@ -126,13 +134,32 @@ simd_versions! {
     }
 }
 
+/// Replaces each value of `row` by `e^(value − max)` and returns their sum, in one pass.
+#[inline(always)]
+fn exp_and_sum(row: &mut [f32], max: f32) -> f32 {
+    let mut partial = [0f32; LANES];
+    let mut chunks = row.chunks_exact_mut(LANES);
+    for chunk in &mut chunks {
+        for (p, v) in partial.iter_mut().zip(chunk) {
+            *v = exp(*v - max);
+            *p += *v;
+        }
+    }
+    let mut tail = 0.0;
+    for v in chunks.into_remainder() {
+        *v = exp(*v - max);
+        tail += *v;
+    }
+    partial.iter().fold(tail, |a, &p| a + p)
+}
+
 #[inline(always)]
 fn sum(values: &[f32]) -> f32 {
     fold_lanes(values, 0.0, |total, v| total + v, |a, b| a + b)
 }
 
 #[inline(always)]
-fn sum_of_squares(values: &[f32]) -> f32 {
+pub(crate) fn sum_of_squares(values: &[f32]) -> f32 {
     fold_lanes(values, 0.0, |total, v| total + v * v, |a, b| a + b)
 }
 
@@ -144,7 +171,7 @@ fn max(values: &[f32]) -> f32 {
 /// Folds `values` with `step` in [`LANES`] independent partial results, then joins those with
 /// `join`.
 #[inline(always)]
-fn fold_lanes(
+pub(crate) fn fold_lanes(
     values: &[f32],
     init: f32,
     step: impl Fn(f32, f32) -> f32,
@@ -210,7 +237,11 @@ mod tests {
     #[test]
     fn softmax_rows_sum_to_one_and_keep_order() {
         let mut scores = vec![1.0, 2.0, 3.0, -60.0, 0.0, 0.0];
-        softmax_rows(&mut scores, 3);
+        let mut inverse_sums = [0.0; 2];
+        unnormalised_softmax_rows(&mut scores, 3, &mut inverse_sums);
+        for (row, inverse) in scores.chunks_exact_mut(3).zip(inverse_sums) {
+            row.iter_mut().for_each(|v| *v *= inverse);
+        }
         assert!((scores[..3].iter().sum::<f32>() - 1.0).abs() < 1e-6);
         assert!(scores[0] < scores[1] && scores[1] < scores[2]);
         assert!(scores[3] < 1e-26);

