@@ -10,6 +10,8 @@ pub(crate) enum Asked {
     Amount,
     /// A count or any other number.
     Number,
+    /// A time of day: when something opens, starts or ends ("何時から何時", "what time").
+    Clock,
     /// A date, a time, a deadline or a duration.
     Time,
     /// A yes or a no: whether something is allowed, required, paid, possible.
@@ -18,7 +20,7 @@ pub(crate) enum Asked {
 
 /// Question wordings, lower-cased, for each kind; the first kind with a match wins, so money
 /// is tried before numbers ("how much does it cost per month" is an amount, not a time).
-const WORDINGS: [(Asked, &[&str]); 3] = [
+const WORDINGS: [(Asked, &[&str]); 4] = [
     (
         Asked::Amount,
         &[
@@ -47,12 +49,22 @@ const WORDINGS: [(Asked, &[&str]); 3] = [
         ],
     ),
     (
+        Asked::Clock,
+        &[
+            "what time",
+            "何時から",
+            "何時まで",
+            "何時に",
+            "何時頃",
+            "何時ごろ",
+        ],
+    ),
+    (
         Asked::Time,
         &[
             "when",
             "how long",
             "what date",
-            "what time",
             "deadline",
             "due",
             "how soon",
@@ -143,6 +155,7 @@ impl Asked {
         match self {
             Asked::Amount => "an amount",
             Asked::Number => "a number",
+            Asked::Clock => "a time of day",
             Asked::Time => "a date or a duration",
             Asked::Ruling => "a yes or a no",
         }
@@ -201,6 +214,7 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
                 || any(&["free", "no cost", "無料", "全額", "実費"])
         }
         Asked::Number => has_digit || any(&KANJI_NUMBERS) || any(&NUMBER_WORDS),
+        Asked::Clock => states_a_time_of_day(&lower),
         Asked::Time => {
             (has_digit || any(&KANJI_NUMBERS) || any(&NUMBER_WORDS)) && any(&TIME_UNITS)
                 || any(&TIME_WORDS)
@@ -211,6 +225,30 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
                 || RULINGS.iter().any(|word| contains_wording(&lower, word))
         }
     }
+}
+
+/// Whether a sentence (lower-cased) states a time of day: `9:30`, `11時45分`, `17時まで`
+/// (not `8時間`, a duration), `10 a.m.`, noon, 正午, 午前 or 午後.
+fn states_a_time_of_day(sentence: &str) -> bool {
+    let chars: Vec<char> = sentence.chars().collect();
+    let digit = |c: &char| c.is_ascii_digit() || ('０'..='９').contains(c);
+    let clock = chars.windows(3).any(|w| {
+        digit(&w[0])
+            && ((w[1] == ':' || w[1] == '：') && digit(&w[2]) || w[1] == '時' && w[2] != '間')
+    }) || chars.last().is_some_and(|&c| c == '時')
+        && chars.iter().rev().nth(1).is_some_and(digit);
+    clock
+        || ["a.m.", "p.m.", "noon", "midnight", "正午", "午前", "午後"]
+            .iter()
+            .any(|word| sentence.contains(word))
+        || ["am", "pm"].iter().any(|word| {
+            sentence.match_indices(word).any(|(at, _)| {
+                let before = sentence[..at].trim_end().chars().next_back();
+                let after = sentence[at + word.len()..].chars().next();
+                before.is_some_and(|c| c.is_ascii_digit())
+                    && !after.is_some_and(char::is_alphanumeric)
+            })
+        })
 }
 
 /// The kind of thing a question (lower-cased) names with "what X" or "which X" when it is no
@@ -460,6 +498,9 @@ mod tests {
             ("有給休暇は何日もらえますか？", Some(Asked::Number)),
             ("When is payday?", Some(Asked::Time)),
             ("申請は何日前までに出せばいい？", Some(Asked::Time)),
+            ("休憩は何時から何時？", Some(Asked::Clock)),
+            ("What time does the office open?", Some(Asked::Clock)),
+            ("残業は月に何時間まで？", Some(Asked::Time)),
             ("So when do I hear back?", Some(Asked::Time)),
             (
                 "I'm resigning - by when should I tell my manager?",
@@ -557,6 +598,15 @@ mod tests {
         assert!(states("Payday is the 25th of each month.", Asked::Time));
         assert!(states("給与は毎月25日に支払う。", Asked::Time));
         assert!(!states("Payroll is run by the finance team.", Asked::Time));
+        assert!(states(
+            "休憩時間は11時45分から12時45分とする。",
+            Asked::Clock
+        ));
+        assert!(states("始業は9時、終業は18時とする。", Asked::Clock));
+        assert!(!states("所定労働時間は1日8時間とする。", Asked::Clock));
+        assert!(states("The office opens at 9:30.", Asked::Clock));
+        assert!(states("Core hours are 10am to 3 pm.", Asked::Clock));
+        assert!(!states("Spam filters drop 3 emails a day.", Asked::Clock));
         assert!(states("Award leave is not paid out.", Asked::Ruling));
         assert!(states("Credit hours never expire.", Asked::Ruling));
         assert!(states("マイカー通勤は原則として認めない。", Asked::Ruling));
