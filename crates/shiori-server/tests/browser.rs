@@ -729,12 +729,16 @@ async fn opens_a_pdf_source_at_its_page(driver: &Driver, folder: &std::path::Pat
 
 /// Files enough to make a reindex last a while (text new to the embedding cache, so every
 /// chunk is embedded), one it cannot index and a blank one it indexes with a warning.
+/// Notes the reindex test adds: enough batches of files (128 a batch) that the run outlasts a
+/// few of the page's polls after its first batch even where embedding is fast.
+const NOTES: usize = 600;
+
 fn add_files_to_index(corpus: &std::path::Path) {
     let run = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    for i in 0..200 {
+    for i in 0..NOTES {
         std::fs::write(
             corpus.join(format!("note-{i:03}.md")),
             format!("# Meeting note {i}\n\nRoom {i} is booked for review {run} of project {i}. Bring the agenda and the figures."),
@@ -811,7 +815,7 @@ async fn the_page_uploads_follows_a_whole_reindex_with_its_failures_and_evaluate
         .await;
     // The blank file is indexed with nothing in it, and a warning.
     assert!(
-        report.contains("indexed 201")
+        report.contains(&format!("indexed {}", NOTES + 1))
             && report.contains("1 failure(s)")
             && report.contains("1 warning(s)"),
         "{report}"
