@@ -76,12 +76,10 @@ fn snippet(text: &str, max_chars: usize) -> String {
 fn stage_times(report: &IndexReport) -> String {
     let stages = &report.stages;
     let seconds = |ms: f64| format!("{:.1} s", ms / 1000.0);
-    let embedded = report.chunks_embedded + report.chunks_cached;
-    let rate = match stages.embed_ms > 0.0 {
-        true => format!(
-            " ({:.1} chunks/s)",
-            embedded as f64 / (stages.embed_ms / 1000.0)
-        ),
+    // Chunks the embedder ran on: those found in the cache took no embedding.
+    let embedded = report.chunks_embedded as f64;
+    let rate = match stages.embed_ms > 0.0 && embedded > 0.0 {
+        true => format!(" ({:.1} chunks/s)", embedded / (stages.embed_ms / 1000.0)),
         false => String::new(),
     };
     format!(
@@ -496,7 +494,7 @@ mod tests {
         let stages = text.lines().nth(1).unwrap_or_default();
         assert_eq!(
             stages,
-            "stages: load 0.5 s · embed 4.0 s (25.0 chunks/s) · tables 0.2 s · BM25 0.3 s · \
+            "stages: load 0.5 s · embed 4.0 s (22.5 chunks/s) · tables 0.2 s · BM25 0.3 s · \
              HNSW 0.9 s · commit 0.1 s"
         );
         let nothing_indexed = IndexReport {
