@@ -48,7 +48,8 @@ pub trait Progress: Sync {
     /// left (embedding time follows the text, and the text the bytes, far better than it
     /// follows the number of files).
     fn bytes_expected(&self, _bytes: u64) {}
-    /// Bytes of files indexed whole since the last call.
+    /// Bytes of files done since the last call: a batch's files count their share as their
+    /// chunks are embedded, the rest of the batch once it is written.
     fn bytes_done(&self, _bytes: u64) {}
     /// How far into the file being indexed a part at a time (JSONL) the parts so far reach;
     /// [`Progress::bytes_done`] with the file's size ends it.

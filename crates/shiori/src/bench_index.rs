@@ -31,6 +31,9 @@ struct FirstIndex {
     stages: IndexStages,
     /// How much faster than the first precision measured.
     speedup: f64,
+    /// The median run's stages as `shiori index` reports them.
+    #[serde(skip)]
+    stage_line: String,
 }
 
 pub fn first_index(
@@ -110,6 +113,7 @@ fn summarise(
         chunks_per_second: report.chunks_added as f64 / median.max(f64::EPSILON),
         stages: report.stages,
         speedup: baseline / median.max(f64::EPSILON),
+        stage_line: output::stage_times(report),
     })
 }
 
@@ -117,11 +121,9 @@ fn render(results: &[FirstIndex]) -> String {
     results
         .iter()
         .map(|r| {
-            let s = |ms: f64| ms / 1000.0;
             format!(
                 "{} ({}): {} files, {} chunks in median {:.1} s over {} runs = {:.1} chunks/s, \
-                 {:.2}× the first; load {:.1} s · embed {:.1} s · tables {:.1} s · BM25 {:.1} s · \
-                 HNSW {:.1} s · commit {:.1} s",
+                 {:.2}× the first; {}",
                 format!("{:?}", r.precision).to_lowercase(),
                 r.kernel,
                 r.files,
@@ -130,12 +132,7 @@ fn render(results: &[FirstIndex]) -> String {
                 r.runs,
                 r.chunks_per_second,
                 r.speedup,
-                s(r.stages.load_ms),
-                s(r.stages.embed_ms),
-                s(r.stages.tables_ms),
-                s(r.stages.keywords_ms),
-                s(r.stages.vectors_ms),
-                s(r.stages.commit_ms)
+                r.stage_line
             )
         })
         .collect::<Vec<_>>()

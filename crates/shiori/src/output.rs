@@ -72,8 +72,8 @@ fn snippet(text: &str, max_chars: usize) -> String {
     snippet.replace('\n', " ")
 }
 
-/// Where an indexing run's time went: `load 1.2 s · embed 40.1 s (25.3 chunks/s) · …`.
-fn stage_times(report: &IndexReport) -> String {
+/// Where an indexing run's time went: `stages: load 1.2 s · embed 40.1 s (25.3 chunks/s) · …`.
+pub fn stage_times(report: &IndexReport) -> String {
     let stages = &report.stages;
     let seconds = |ms: f64| format!("{:.1} s", ms / 1000.0);
     // Chunks the embedder ran on: those found in the cache took no embedding.
