@@ -75,7 +75,7 @@ pub fn embed(cli: &Cli, home: &ShioriHome, bench: &EmbedBench) -> Result<()> {
                 one.seconds.push(started.elapsed().as_secs_f64());
             }
         }
-        results.extend(report(&measured, texts.len())?);
+        results.extend(report(&measured, &texts)?);
     }
     let summary = serde_json::json!({
         "cpu_features": cpu_features(),
@@ -98,7 +98,8 @@ pub(crate) fn chosen_precisions(asked: &[Precision]) -> Vec<Precision> {
         .collect()
 }
 
-fn report(measured: &[Measured], passages: usize) -> Result<Vec<serde_json::Value>> {
+fn report(measured: &[Measured], texts: &[&str]) -> Result<Vec<serde_json::Value>> {
+    let passages = texts.len();
     let baseline = measured.iter().find(|m| m.precision == Precision::F32);
     let median_rate = |m: &Measured| {
         let mut rates: Vec<f64> = m.seconds.iter().map(|s| passages as f64 / s).collect();
@@ -117,6 +118,12 @@ fn report(measured: &[Measured], passages: usize) -> Result<Vec<serde_json::Valu
                 "runs": m.seconds.len(),
                 "passages_per_second": rate,
             });
+            // Tokens, not passages, are what the encoder's cost follows.
+            let tokens: Option<usize> = texts.iter().map(|t| m.embedder.count_tokens(t)).sum();
+            if let Some(tokens) = tokens {
+                result["tokens"] = tokens.into();
+                result["tokens_per_second"] = (rate * tokens as f64 / passages as f64).into();
+            }
             if let Some(baseline) = baseline {
                 result["ratio_to_f32"] = (rate / median_rate(baseline)).into();
                 let (mean, min) = cosine_agreement(&m.vectors, &baseline.vectors);
@@ -175,8 +182,16 @@ fn render(summary: &serde_json::Value) -> String {
             ),
             None => String::new(),
         };
+        let tokens = match r.get("tokens_per_second") {
+            Some(rate) => format!(
+                " ({:.0} tokens/s of {} tokens)",
+                rate.as_f64().unwrap_or_default(),
+                r["tokens"]
+            ),
+            None => String::new(),
+        };
         lines.push(format!(
-            "{} {} on {}: {} passages, median of {} runs {:.1} passages/s{against_f32}; query embedding p50 {:.2} ms, p95 {:.2} ms",
+            "{} {} on {}: {} passages, median of {} runs {:.1} passages/s{tokens}{against_f32}; query embedding p50 {:.2} ms, p95 {:.2} ms",
             r["embedder"].as_str().unwrap_or_default(),
             r["precision"].as_str().unwrap_or_default(),
             r["kernel"].as_str().unwrap_or_default(),

@@ -172,20 +172,22 @@ pub(crate) fn quantise_rows(input: &[f32], inputs: usize, levels: f32) -> Quanti
     rows
 }
 
-/// The values of `x` beyond `limit`, found a block at a time: BERT's outlier channels are a
-/// few of each row's hundreds, and most blocks have none.
-fn push_outliers(x: &[f32], row: usize, limit: f32, outliers: &mut Vec<Outlier>) {
-    const BLOCK: usize = 16;
-    for (block, values) in x.chunks(BLOCK).enumerate() {
-        if values.iter().fold(false, |any, v| any | (v.abs() > limit)) {
-            let channels = block * BLOCK..;
-            outliers.extend(channels.zip(values).filter(|(_, v)| v.abs() > limit).map(
-                |(channel, &value)| Outlier {
-                    row,
-                    channel,
-                    value,
-                },
-            ));
+simd_versions! {
+    /// The values of `x` beyond `limit`, found a block at a time: BERT's outlier channels are
+    /// a few of each row's hundreds, and most blocks have none.
+    fn push_outliers(x: &[f32], row: usize, limit: f32, outliers: &mut Vec<Outlier>) {
+        const BLOCK: usize = 16;
+        for (block, values) in x.chunks(BLOCK).enumerate() {
+            if values.iter().fold(false, |any, v| any | (v.abs() > limit)) {
+                let channels = block * BLOCK..;
+                outliers.extend(channels.zip(values).filter(|(_, v)| v.abs() > limit).map(
+                    |(channel, &value)| Outlier {
+                        row,
+                        channel,
+                        value,
+                    },
+                ));
+            }
         }
     }
 }

@@ -145,12 +145,16 @@ fn exp_and_sum(row: &mut [f32], max: f32) -> f32 {
             *p += *v;
         }
     }
-    let mut tail = 0.0;
-    for v in chunks.into_remainder() {
+    // The tail goes through a whole block too: one value at a time, `exp` is not vectorised,
+    // and a 110-token row has a 14-value tail.
+    let tail = chunks.into_remainder();
+    let mut block = [max; LANES];
+    block[..tail.len()].copy_from_slice(tail);
+    for v in &mut block {
         *v = exp(*v - max);
-        tail += *v;
     }
-    partial.iter().fold(tail, |a, &p| a + p)
+    tail.copy_from_slice(&block[..tail.len()]);
+    partial.iter().fold(tail.iter().sum(), |a, &p| a + p)
 }
 
 #[inline(always)]
@@ -163,9 +167,12 @@ pub(crate) fn sum_of_squares(values: &[f32]) -> f32 {
     fold_lanes(values, 0.0, |total, v| total + v * v, |a, b| a + b)
 }
 
+/// The largest value; a plain comparison, not `f32::max`, whose NaN rule costs a compare and a
+/// blend per step (scores are never NaN).
 #[inline(always)]
 fn max(values: &[f32]) -> f32 {
-    fold_lanes(values, f32::NEG_INFINITY, f32::max, f32::max)
+    let larger = |a: f32, b: f32| if a > b { a } else { b };
+    fold_lanes(values, f32::NEG_INFINITY, larger, larger)
 }
 
 /// Folds `values` with `step` in [`LANES`] independent partial results, then joins those with
