@@ -62,22 +62,39 @@ impl Progress for () {
     fn finish(&self) {}
 }
 
-/// Passes progress on, and counts each chunk embedded as its share of a batch's bytes, so that
-/// the ETA moves while a batch of files is embedded together.
-struct ChunkShare<'a> {
+/// Passes progress on, and counts each chunk embedded as its share of the bytes it came from,
+/// so that the ETA moves while a batch of files, or a part of a JSONL file, is embedded.
+pub(crate) struct ChunkShare<'a> {
     inner: &'a dyn Progress,
     bytes: u64,
     chunks: usize,
     reported: AtomicU64,
+    /// Where in the file a part starts: its share is reported as the offset reached
+    /// ([`Progress::bytes_into_file`]), not as whole files done.
+    part_of_file_from: Option<u64>,
 }
 
 impl<'a> ChunkShare<'a> {
+    /// The chunks of a batch of whole files of `bytes` in all.
     fn new(inner: &'a dyn Progress, bytes: u64, chunks: usize) -> ChunkShare<'a> {
         ChunkShare {
             inner,
             bytes,
             chunks,
             reported: AtomicU64::new(0),
+            part_of_file_from: None,
+        }
+    }
+
+    /// The chunks of the part of a file that spans `bytes`.
+    pub(crate) fn of_part(
+        inner: &'a dyn Progress,
+        bytes: std::ops::Range<u64>,
+        chunks: usize,
+    ) -> ChunkShare<'a> {
+        ChunkShare {
+            part_of_file_from: Some(bytes.start),
+            ..ChunkShare::new(inner, bytes.end.saturating_sub(bytes.start), chunks)
         }
     }
 
@@ -102,8 +119,11 @@ impl Progress for ChunkShare<'_> {
         self.inner.chunks_embedded(chunks);
         let share = self.bytes * chunks / self.chunks.max(1) as u64;
         let share = share.min(self.bytes_left());
-        self.reported.fetch_add(share, Ordering::Relaxed);
-        self.inner.bytes_done(share);
+        let reported = self.reported.fetch_add(share, Ordering::Relaxed) + share;
+        match self.part_of_file_from {
+            Some(start) => self.inner.bytes_into_file(start + reported),
+            None => self.inner.bytes_done(share),
+        }
     }
     fn chunks_written(&self, chunks: u64) {
         self.inner.chunks_written(chunks);
@@ -826,6 +846,48 @@ mod tests {
     use super::*;
     use crate::Config;
     use shiori_core::EmbedError;
+
+    /// The bytes a progress was told of.
+    #[derive(Default)]
+    struct Bytes {
+        done: AtomicU64,
+        into_file: AtomicU64,
+    }
+
+    impl Progress for Bytes {
+        fn start(&self, _: &str, _: u64) {}
+        fn advance(&self, _: u64) {}
+        fn finish(&self) {}
+        fn bytes_done(&self, bytes: u64) {
+            self.done.fetch_add(bytes, Ordering::Relaxed);
+        }
+        fn bytes_into_file(&self, offset: u64) {
+            self.into_file.store(offset, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn each_chunk_embedded_counts_its_share_of_its_batchs_or_its_parts_bytes() {
+        let whole = Bytes::default();
+        let batch = ChunkShare::new(&whole, 1_000, 4);
+        batch.chunks_embedded(1);
+        assert_eq!(whole.done.load(Ordering::Relaxed), 250);
+        batch.chunks_embedded(3);
+        assert_eq!(whole.done.load(Ordering::Relaxed), 1_000);
+        assert_eq!(batch.bytes_left(), 0);
+
+        let file = Bytes::default();
+        let part = ChunkShare::of_part(&file, 500..1_500, 4);
+        part.chunks_embedded(2);
+        assert_eq!(file.into_file.load(Ordering::Relaxed), 1_000);
+        part.chunks_embedded(2);
+        assert_eq!(file.into_file.load(Ordering::Relaxed), 1_500);
+        assert_eq!(
+            file.done.load(Ordering::Relaxed),
+            0,
+            "no whole file is done"
+        );
+    }
 
     /// Vectors of ones: the chunkers under test never ask for any.
     struct Ones;

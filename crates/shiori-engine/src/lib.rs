@@ -15,6 +15,7 @@ mod evaluation;
 mod generation;
 mod groups;
 mod indexer;
+mod progress_counts;
 mod query;
 mod readers;
 mod remote;
@@ -49,6 +50,7 @@ pub use generation::{
 };
 pub use groups::{groups_file, write_groups_file};
 pub use indexer::{IndexFailure, IndexReport, IndexStages, Progress};
+pub use progress_counts::{PhaseProgress, ProgressCounts};
 pub use query::{Question, RetrievalOverrides, MAX_QUESTION_CHARS, MAX_TOP_K};
 pub use remote::SourceSync;
 pub use shiori_rag::{AnswerEvent, Listener, PipelineKind};

@@ -4,7 +4,8 @@
 
 use crate::groups::sidecar_groups;
 use crate::indexer::{
-    chunk_loaded, ms, without_path, FileGroups, IndexFailure, IndexReport, Progress, Readership,
+    chunk_loaded, ms, without_path, ChunkShare, FileGroups, IndexFailure, IndexReport, Progress,
+    Readership,
 };
 use crate::{Engine, EngineError};
 use rayon::prelude::*;
@@ -69,6 +70,7 @@ impl Engine {
         let mut written_any = false;
         loop {
             let loading = Instant::now();
+            let part_start = records.bytes_read();
             let part = match records.next_batch(RECORDS_PER_PART) {
                 Ok(Some(part)) => part,
                 Ok(None) => break,
@@ -82,6 +84,10 @@ impl Engine {
             let groups = FileGroups {
                 sidecar: sidecar.as_deref(),
                 projects: projects.as_deref(),
+            };
+            let part = Part {
+                loaded: part,
+                bytes: part_start..records.bytes_read(),
             };
             let Some(change) =
                 self.prepare_part(&path, part, (groups, readership), report, progress)?
@@ -121,7 +127,10 @@ impl Engine {
     fn prepare_part(
         &self,
         path: &str,
-        mut part: LoadedFile,
+        Part {
+            loaded: mut part,
+            bytes,
+        }: Part,
         (groups, readership): (FileGroups<'_>, Readership<'_>),
         report: &mut IndexReport,
         progress: &dyn Progress,
@@ -158,13 +167,20 @@ impl Engine {
         }
         report.documents += documents.len();
         let embedding = Instant::now();
-        let chunks = self.embed_chunks(chunks, report, progress)?;
+        let by_chunk = ChunkShare::of_part(progress, bytes, chunks.len());
+        let chunks = self.embed_chunks(chunks, report, &by_chunk)?;
         Ok(Some(PreparedPart {
             documents,
             chunks,
             embed_ms: ms(embedding.elapsed()),
         }))
     }
+}
+
+/// A batch of a file's records and the bytes of the file they were read from.
+struct Part {
+    loaded: LoadedFile,
+    bytes: std::ops::Range<u64>,
 }
 
 struct PreparedPart {

@@ -1,18 +1,16 @@
 use serde::Serialize;
-use shiori_engine::Progress;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use shiori_engine::{PhaseProgress, Progress, ProgressCounts};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// Progress of the running write, polled by the page's reindex button through `GET /api/reindex`.
+/// Progress of the running write, polled by the page's reindex button through `GET /api/reindex`:
+/// the engine's own counts and ETA ([`ProgressCounts`], as the CLI shows them) and which write
+/// runs.
 #[derive(Debug, Default)]
 pub struct ReindexProgress {
     running: AtomicBool,
     operation: Mutex<String>,
-    phase: Mutex<String>,
-    done: AtomicU64,
-    total: AtomicU64,
-    chunks_embedded: AtomicU64,
-    chunks_written: AtomicU64,
+    counts: ProgressCounts,
 }
 
 /// A snapshot of [`ReindexProgress`].
@@ -20,27 +18,16 @@ pub struct ReindexProgress {
 pub struct ProgressSnapshot {
     pub running: bool,
     pub operation: String,
-    pub phase: String,
-    /// Files of the current phase done, of `total`.
-    pub done: u64,
-    pub total: u64,
-    /// Chunks embedded (or taken from the embedding cache) and written in this write so far.
-    pub chunks_embedded: u64,
-    pub chunks_written: u64,
+    #[serde(flatten)]
+    pub progress: PhaseProgress,
 }
 
 impl ReindexProgress {
     pub fn begin(&self, operation: &str) {
-        set(&self.operation, operation);
-        set(&self.phase, "opening the index");
-        for counter in [
-            &self.done,
-            &self.total,
-            &self.chunks_embedded,
-            &self.chunks_written,
-        ] {
-            counter.store(0, Ordering::Relaxed);
+        if let Ok(mut slot) = self.operation.lock() {
+            operation.clone_into(&mut slot);
         }
+        self.counts.begin("opening the index", 0);
         self.running.store(true, Ordering::Release);
     }
 
@@ -55,49 +42,53 @@ impl ReindexProgress {
     pub fn snapshot(&self) -> ProgressSnapshot {
         ProgressSnapshot {
             running: self.is_running(),
-            operation: get(&self.operation),
-            phase: get(&self.phase),
-            done: self.done.load(Ordering::Relaxed),
-            total: self.total.load(Ordering::Relaxed),
-            chunks_embedded: self.chunks_embedded.load(Ordering::Relaxed),
-            chunks_written: self.chunks_written.load(Ordering::Relaxed),
+            operation: self.operation.lock().map(|o| o.clone()).unwrap_or_default(),
+            progress: self.counts.snapshot(),
         }
     }
 }
 
+/// Phases of one write follow each other (indexing files, then removing the vanished ones);
+/// the chunk counts are the whole write's, so they carry over from phase to phase.
 impl Progress for ReindexProgress {
     fn start(&self, phase: &str, total: u64) {
-        set(&self.phase, phase);
-        self.done.store(0, Ordering::Relaxed);
-        self.total.store(total, Ordering::Relaxed);
+        let before = self.counts.snapshot();
+        self.counts.start(phase, total);
+        self.counts.chunks_embedded(before.chunks_embedded);
+        self.counts.chunks_written(before.chunks_written);
     }
 
     fn advance(&self, done: u64) {
-        self.done.fetch_add(done, Ordering::Relaxed);
+        self.counts.advance(done);
     }
 
     fn finish(&self) {
-        self.done
-            .store(self.total.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.counts.finish();
     }
 
     fn chunks_embedded(&self, chunks: u64) {
-        self.chunks_embedded.fetch_add(chunks, Ordering::Relaxed);
+        self.counts.chunks_embedded(chunks);
     }
 
     fn chunks_written(&self, chunks: u64) {
-        self.chunks_written.fetch_add(chunks, Ordering::Relaxed);
+        self.counts.chunks_written(chunks);
     }
-}
 
-fn set(slot: &Mutex<String>, value: &str) {
-    if let Ok(mut slot) = slot.lock() {
-        value.clone_into(&mut slot);
+    fn pages_read(&self, pages: u64) {
+        self.counts.pages_read(pages);
     }
-}
 
-fn get(slot: &Mutex<String>) -> String {
-    slot.lock().map(|s| s.clone()).unwrap_or_default()
+    fn bytes_expected(&self, bytes: u64) {
+        self.counts.bytes_expected(bytes);
+    }
+
+    fn bytes_done(&self, bytes: u64) {
+        self.counts.bytes_done(bytes);
+    }
+
+    fn bytes_into_file(&self, offset: u64) {
+        self.counts.bytes_into_file(offset);
+    }
 }
 
 #[cfg(test)]
@@ -105,33 +96,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tracks_phases_and_counts() {
+    fn tracks_phases_and_counts_across_a_write() {
         let progress = ReindexProgress::default();
         progress.begin("reindex");
         progress.start("indexing files", 10);
-        progress.advance(3);
-        progress.advance(4);
-        progress.chunks_embedded(64);
-        progress.chunks_embedded(36);
+        progress.bytes_expected(1_000);
+        progress.advance(7);
+        progress.chunks_embedded(100);
         progress.chunks_written(100);
+        progress.bytes_done(500);
         let snapshot = progress.snapshot();
         assert!(snapshot.running);
-        assert_eq!((snapshot.done, snapshot.total), (7, 10));
-        assert_eq!(
-            (snapshot.chunks_embedded, snapshot.chunks_written),
-            (100, 100)
-        );
-        assert_eq!(snapshot.phase, "indexing files");
+        assert_eq!((snapshot.progress.done, snapshot.progress.total), (7, 10));
+        assert_eq!(snapshot.progress.phase, "indexing files");
+        assert!(snapshot.progress.eta_s.is_some(), "half the bytes are done");
         progress.finish();
-        progress.end();
+        progress.start("removing files", 2);
         let snapshot = progress.snapshot();
-        assert!(!snapshot.running);
-        assert_eq!(snapshot.done, 10);
+        assert_eq!(
+            (snapshot.progress.chunks_embedded, snapshot.progress.done),
+            (100, 0),
+            "the write's chunks carry over; files count per phase"
+        );
+        progress.end();
+        assert!(!progress.snapshot().running);
         progress.begin("upload");
         assert_eq!(
-            progress.snapshot().chunks_embedded,
+            progress.snapshot().progress.chunks_embedded,
             0,
             "a new write starts at zero"
         );
+        let json = serde_json::to_value(progress.snapshot()).unwrap();
+        for field in [
+            "running",
+            "operation",
+            "phase",
+            "done",
+            "total",
+            "chunks_embedded",
+            "eta_s",
+        ] {
+            assert!(json.get(field).is_some(), "{field} in {json}");
+        }
     }
 }

@@ -180,12 +180,18 @@ async fn queries_are_served_during_a_reindex_and_a_failed_one_keeps_the_old_inde
         })
     };
     let started = Instant::now();
-    let mut saw_running = false;
-    while !saw_running && started.elapsed() < Duration::from_secs(30) {
-        let (_, status) = server.get("/api/reindex").await;
-        saw_running = status["running"] == true;
+    let mut running = json!(null);
+    while running["running"] != true && started.elapsed() < Duration::from_secs(30) {
+        running = server.get("/api/reindex").await.1;
     }
-    assert!(saw_running, "the reindex never showed as running");
+    assert_eq!(
+        running["running"], true,
+        "the reindex never showed as running"
+    );
+    assert!(
+        running["chunks_per_second"].is_number() && running.get("eta_s").is_some(),
+        "the page's status gets the CLI's rate and ETA: {running}"
+    );
     let (status, body) = server.post("/api/reindex", json!(null)).await;
     assert_eq!(
         (status, error_code(&body).as_str()),

@@ -3,12 +3,12 @@
 //! every few seconds, or with `--json` a JSON line, and one more when a phase ends.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shiori_engine::{PhaseProgress, Progress, ProgressCounts};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often a report goes out off a terminal.
 const EVERY: Duration = Duration::from_secs(5);
@@ -24,117 +24,54 @@ enum Output {
 /// Writes a report line (stderr; a buffer in tests).
 type Sink = Arc<dyn Fn(String) + Send + Sync>;
 
-/// What a phase has done so far.
-#[derive(Default)]
-struct Counts {
-    phase: Mutex<String>,
-    started: Mutex<Option<Instant>>,
-    done: AtomicU64,
-    total: AtomicU64,
-    chunks: AtomicU64,
-    pages: AtomicU64,
-    /// The bytes of the phase's files, of the files done, and how far into the file being
-    /// read a part at a time: what the ETA is reckoned from.
-    bytes_expected: AtomicU64,
-    bytes_done: AtomicU64,
-    bytes_into_file: AtomicU64,
+/// `, ETA 4 min 10 s` while the ETA is known.
+fn eta(progress: &PhaseProgress) -> String {
+    match progress.eta_s.map(|s| s.round() as u64) {
+        Some(s) if s >= 60 => format!(", ETA {} min {} s", s / 60, s % 60),
+        Some(s) => format!(", ETA {s} s"),
+        None => String::new(),
+    }
 }
 
-impl Counts {
-    fn begin(&self, phase: &str, total: u64) {
-        if let Ok(mut name) = self.phase.lock() {
-            *name = phase.to_string();
-        }
-        if let Ok(mut started) = self.started.lock() {
-            *started = Some(Instant::now());
-        }
-        self.total.store(total, Ordering::Relaxed);
-        for counter in [
-            &self.done,
-            &self.chunks,
-            &self.pages,
-            &self.bytes_expected,
-            &self.bytes_done,
-            &self.bytes_into_file,
-        ] {
-            counter.store(0, Ordering::Relaxed);
-        }
+/// `indexing files: 3/40, 1210 chunks embedded (31.2/s), 12 pages read, ETA 2 min 5 s, 39 s`.
+fn line(progress: &PhaseProgress, finished: bool) -> String {
+    let mut line = format!("{}: {}/{}", progress.phase, progress.done, progress.total);
+    if progress.chunks_embedded > 0 {
+        line.push_str(&format!(
+            ", {} chunks embedded ({:.1}/s)",
+            progress.chunks_embedded, progress.chunks_per_second
+        ));
     }
-
-    fn seconds(&self) -> f64 {
-        let started = self.started.lock().ok().and_then(|started| *started);
-        started.map_or(0.0, |at| at.elapsed().as_secs_f64())
+    if progress.pages_read > 0 {
+        line.push_str(&format!(", {} pages read", progress.pages_read));
     }
-
-    /// Seconds left at the pace so far, by bytes: none before the first file is done or once
-    /// all are.
-    fn eta_seconds(&self) -> Option<f64> {
-        let expected = self.bytes_expected.load(Ordering::Relaxed);
-        let done =
-            self.bytes_done.load(Ordering::Relaxed) + self.bytes_into_file.load(Ordering::Relaxed);
-        (done > 0 && done < expected)
-            .then(|| self.seconds() * (expected - done) as f64 / done as f64)
+    if !finished {
+        line.push_str(&eta(progress));
     }
+    let state = if finished { "done in " } else { "" };
+    line.push_str(&format!(", {state}{:.0} s", progress.elapsed_s));
+    line
+}
 
-    /// `, ETA 4 min 10 s` while the ETA is known.
-    fn eta(&self) -> String {
-        match self.eta_seconds().map(|s| s.round() as u64) {
-            Some(s) if s >= 60 => format!(", ETA {} min {} s", s / 60, s % 60),
-            Some(s) => format!(", ETA {s} s"),
-            None => String::new(),
-        }
-    }
+fn json(progress: &PhaseProgress, finished: bool) -> String {
+    serde_json::json!({
+        "progress": progress.phase,
+        "done": progress.done,
+        "total": progress.total,
+        "chunks_embedded": progress.chunks_embedded,
+        "pages_read": progress.pages_read,
+        "elapsed_s": (progress.elapsed_s * 10.0).round() / 10.0,
+        "eta_s": progress.eta_s.filter(|_| !finished).map(f64::round),
+        "finished": finished,
+    })
+    .to_string()
+}
 
-    fn phase(&self) -> String {
-        self.phase.lock().map(|p| p.clone()).unwrap_or_default()
-    }
-
-    /// `indexing files: 3/40, 1210 chunks embedded (31.2/s), 12 pages read, 39 s`.
-    fn line(&self, finished: bool) -> String {
-        let seconds = self.seconds();
-        let (done, total) = (self.done(), self.total.load(Ordering::Relaxed));
-        let mut line = format!("{}: {done}/{total}", self.phase());
-        let chunks = self.chunks.load(Ordering::Relaxed);
-        if chunks > 0 {
-            let rate = chunks as f64 / seconds.max(0.001);
-            line.push_str(&format!(", {chunks} chunks embedded ({rate:.1}/s)"));
-        }
-        let pages = self.pages.load(Ordering::Relaxed);
-        if pages > 0 {
-            line.push_str(&format!(", {pages} pages read"));
-        }
-        if !finished {
-            line.push_str(&self.eta());
-        }
-        let state = if finished { "done in " } else { "" };
-        line.push_str(&format!(", {state}{seconds:.0} s"));
-        line
-    }
-
-    fn json(&self, finished: bool) -> String {
-        serde_json::json!({
-            "progress": self.phase(),
-            "done": self.done(),
-            "total": self.total.load(Ordering::Relaxed),
-            "chunks_embedded": self.chunks.load(Ordering::Relaxed),
-            "pages_read": self.pages.load(Ordering::Relaxed),
-            "elapsed_s": (self.seconds() * 10.0).round() / 10.0,
-            "eta_s": self.eta_seconds().filter(|_| !finished).map(f64::round),
-            "finished": finished,
-        })
-        .to_string()
-    }
-
-    fn done(&self) -> u64 {
-        self.done.load(Ordering::Relaxed)
-    }
-
-    fn report(&self, output: Output, finished: bool) -> Option<String> {
-        match output {
-            Output::Terminal => None,
-            Output::Lines => Some(self.line(finished)),
-            Output::Json => Some(self.json(finished)),
-        }
+fn report(counts: &ProgressCounts, output: Output, finished: bool) -> Option<String> {
+    match output {
+        Output::Terminal => None,
+        Output::Lines => Some(line(&counts.snapshot(), finished)),
+        Output::Json => Some(json(&counts.snapshot(), finished)),
     }
 }
 
@@ -145,11 +82,11 @@ struct Ticker {
 }
 
 impl Ticker {
-    fn start(counts: Arc<Counts>, output: Output, sink: Sink, every: Duration) -> Ticker {
+    fn start(counts: Arc<ProgressCounts>, output: Output, sink: Sink, every: Duration) -> Ticker {
         let (stop, stopped) = channel::<()>();
         let thread = std::thread::spawn(move || {
             while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
-                if let Some(report) = counts.report(output, false) {
+                if let Some(report) = report(&counts, output, false) {
                     sink(report);
                 }
             }
@@ -169,7 +106,7 @@ pub struct Bar {
     output: Output,
     sink: Sink,
     every: Duration,
-    counts: Arc<Counts>,
+    counts: Arc<ProgressCounts>,
     bar: Mutex<Option<ProgressBar>>,
     ticker: Mutex<Option<Ticker>>,
 }
@@ -197,7 +134,7 @@ impl Bar {
             output,
             sink,
             every,
-            counts: Arc::new(Counts::default()),
+            counts: Arc::new(ProgressCounts::default()),
             bar: Mutex::new(None),
             ticker: Mutex::new(None),
         }
@@ -218,18 +155,18 @@ impl Bar {
     fn refresh_message(&self) {
         if let Ok(bar) = self.bar.lock() {
             if let Some(bar) = bar.as_ref() {
-                let counts = &self.counts;
-                let mut message = counts.phase();
-                let chunks = counts.chunks.load(Ordering::Relaxed);
-                if chunks > 0 {
-                    let rate = chunks as f64 / counts.seconds().max(0.001);
-                    message.push_str(&format!(" · {chunks} chunks ({rate:.0}/s)"));
+                let progress = self.counts.snapshot();
+                let mut message = progress.phase.clone();
+                if progress.chunks_embedded > 0 {
+                    message.push_str(&format!(
+                        " · {} chunks ({:.0}/s)",
+                        progress.chunks_embedded, progress.chunks_per_second
+                    ));
                 }
-                let pages = counts.pages.load(Ordering::Relaxed);
-                if pages > 0 {
-                    message.push_str(&format!(" · {pages} pages"));
+                if progress.pages_read > 0 {
+                    message.push_str(&format!(" · {} pages", progress.pages_read));
                 }
-                message.push_str(&counts.eta().replace(", ", " · "));
+                message.push_str(&eta(&progress).replace(", ", " · "));
                 bar.set_message(message);
             }
         }
@@ -245,10 +182,10 @@ impl Bar {
     }
 }
 
-impl shiori_engine::Progress for Bar {
+impl Progress for Bar {
     fn start(&self, phase: &str, total: u64) {
         self.end_phase();
-        self.counts.begin(phase, total);
+        self.counts.start(phase, total);
         if self.output == Output::Terminal {
             if let Ok(mut bar) = self.bar.lock() {
                 *bar = Some(self.terminal_bar(phase, total));
@@ -267,7 +204,7 @@ impl shiori_engine::Progress for Bar {
     }
 
     fn advance(&self, done: u64) {
-        self.counts.done.fetch_add(done, Ordering::Relaxed);
+        self.counts.advance(done);
         if let Ok(bar) = self.bar.lock() {
             if let Some(bar) = bar.as_ref() {
                 bar.inc(done);
@@ -276,27 +213,26 @@ impl shiori_engine::Progress for Bar {
     }
 
     fn chunks_embedded(&self, chunks: u64) {
-        self.counts.chunks.fetch_add(chunks, Ordering::Relaxed);
+        self.counts.chunks_embedded(chunks);
         self.refresh_message();
     }
 
     fn pages_read(&self, pages: u64) {
-        self.counts.pages.fetch_add(pages, Ordering::Relaxed);
+        self.counts.pages_read(pages);
         self.refresh_message();
     }
 
     fn bytes_expected(&self, bytes: u64) {
-        self.counts.bytes_expected.store(bytes, Ordering::Relaxed);
+        self.counts.bytes_expected(bytes);
     }
 
     fn bytes_done(&self, bytes: u64) {
-        self.counts.bytes_done.fetch_add(bytes, Ordering::Relaxed);
-        self.counts.bytes_into_file.store(0, Ordering::Relaxed);
+        self.counts.bytes_done(bytes);
         self.refresh_message();
     }
 
     fn bytes_into_file(&self, offset: u64) {
-        self.counts.bytes_into_file.store(offset, Ordering::Relaxed);
+        self.counts.bytes_into_file(offset);
         self.refresh_message();
     }
 
@@ -304,7 +240,7 @@ impl shiori_engine::Progress for Bar {
         let was_running = self.ticker.lock().is_ok_and(|ticker| ticker.is_some());
         self.end_phase();
         if was_running {
-            if let Some(report) = self.counts.report(self.output, true) {
+            if let Some(report) = report(&self.counts, self.output, true) {
                 (self.sink)(report);
             }
         }
@@ -320,7 +256,6 @@ impl Drop for Bar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shiori_engine::Progress;
 
     fn recorded(output: Output) -> (Bar, Arc<Mutex<Vec<String>>>) {
         let lines = Arc::new(Mutex::new(Vec::new()));
@@ -354,22 +289,15 @@ mod tests {
     }
 
     #[test]
-    fn the_eta_is_the_time_so_far_scaled_by_the_bytes_left() {
+    fn a_json_line_carries_the_eta_until_the_phase_ends() {
         let (bar, lines) = recorded(Output::Json);
         bar.start("indexing files", 3);
         bar.bytes_expected(4_000);
-        assert_eq!(bar.counts.eta_seconds(), None, "nothing done yet");
         bar.bytes_done(1_000);
-        bar.bytes_into_file(1_000);
-        std::thread::sleep(Duration::from_millis(100));
-        let eta = bar.counts.eta_seconds().unwrap();
-        let elapsed = bar.counts.seconds();
-        assert!(
-            (eta - elapsed).abs() < 0.05,
-            "half done: {eta} vs {elapsed}"
-        );
-        bar.bytes_done(3_000);
-        assert_eq!(bar.counts.eta_seconds(), None, "all done");
+        std::thread::sleep(Duration::from_millis(150));
+        let running: serde_json::Value =
+            serde_json::from_str(lines.lock().unwrap().first().unwrap()).unwrap();
+        assert!(running["eta_s"].is_number(), "{running}");
         bar.finish();
         let last: serde_json::Value =
             serde_json::from_str(lines.lock().unwrap().last().unwrap()).unwrap();

@@ -56,6 +56,11 @@ function duration(ms) {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+function remaining(seconds) {
+  const s = Math.round(seconds);
+  return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+}
+
 function when(ms) {
   const date = new Date(ms);
   const today = new Date().toDateString() === date.toDateString();
@@ -142,7 +147,8 @@ async function followWrite(operation, request) {
       if (p.running && p.operation === operation && !finished) {
         bar.max = Math.max(p.total, 1);
         bar.value = p.done;
-        $("reindex-status").textContent = `${p.operation}: ${p.phase} ${p.done}/${p.total} · ${p.chunks_embedded} chunks embedded`;
+        $("reindex-status").textContent = `${p.operation}: ${p.phase} ${p.done}/${p.total} · ${p.chunks_embedded} chunks embedded` +
+          (p.chunks_embedded > 0 ? ` (${p.chunks_per_second.toFixed(1)}/s)` : "") + (p.eta_s == null ? "" : ` · ETA ${remaining(p.eta_s)}`);
       }
     } catch (e) { /* the write's own response reports errors */ }
     await Promise.race([settled, sleep(250)]);
