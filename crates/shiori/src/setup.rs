@@ -45,8 +45,9 @@ pub fn init(cli: &Cli, home: &ShioriHome, args: &InitArgs) -> Result<()> {
         };
         let migrations = match store.schema_version {
             Some(version) => format!(
-                "; database schema at version {version} ({} migration(s) applied)",
-                store.migrations_applied.len()
+                "; database schema at version {version} ({} migration(s) applied); BM25: {}",
+                store.migrations_applied.len(),
+                store.keyword_index.as_deref().unwrap_or_default()
             ),
             None => String::new(),
         };
