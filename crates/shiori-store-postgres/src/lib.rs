@@ -7,6 +7,7 @@
 
 mod bm25;
 mod conversations;
+mod copy_rows;
 mod endpoints;
 mod filters;
 mod pool;
@@ -89,6 +90,8 @@ pub enum PostgresError {
          extension: install pg_textsearch (in shared_preload_libraries) and run shiori init"
     )]
     TextSearchMissing,
+    #[error("COPY to PostgreSQL: {0}")]
+    Copy(std::io::Error),
     #[error("stored metadata is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error("the store's connection lock was poisoned by a panic in another thread")]
