@@ -97,6 +97,8 @@ pub struct MigrationReport {
     /// Conversations that got turns (or were created) in the database.
     pub conversations: usize,
     pub elapsed_ms: f64,
+    /// Where the database runs BM25 (pg_textsearch, or SQL with what to install).
+    pub keyword_index: String,
 }
 
 /// Copies every file, document, chunk and vector of the embedded store in `from` into the
@@ -123,12 +125,13 @@ pub fn migrate_store(
         reembed: false,
     };
     let source = EmbeddedStore::open(from, options(), japanese.clone())?;
-    shiori_store_postgres::migrate(to)?;
+    let migrated = shiori_store_postgres::migrate(to)?;
     let mut target = PostgresStore::open(to, options(), japanese)?;
     target.lock_for_writing()?;
     let paths = source.file_paths(&Filters::default())?;
     let mut report = MigrationReport {
         embedder: embedder_id.clone(),
+        keyword_index: migrated.keyword_index,
         ..MigrationReport::default()
     };
     progress.start("copying files", paths.len() as u64);
