@@ -163,3 +163,50 @@ fn migration_5_writes_the_words_the_writer_writes() {
     assert_eq!(words(&url), written);
     assert!(written.values().all(|words| !words.is_empty()));
 }
+
+/// A filter that keeps a few of the thousands of chunks a query matches: the index's top list,
+/// even widened, holds none of them, so the filtered chunks are scored on their own, with the
+/// scores a search without the index gives them.
+#[test]
+fn a_narrow_filter_finds_its_chunks_among_thousands_that_match() {
+    let server = started_with_textsearch();
+    let url = server.create_database("narrow").unwrap();
+    let postgres = PostgresOptions::new(&url);
+    migrate(&postgres).unwrap();
+    let mut store = open_store(&postgres);
+    // The 1,990 others outrank every filtered chunk (the word twice in a shorter text), so
+    // the index's top 1,600 hold none of them.
+    let texts: Vec<(String, String)> = (0..2_000)
+        .map(|n| match n < 1_990 {
+            true => (format!("d{n}"), format!("payroll payroll note {n}")),
+            false => (
+                format!("d{n}"),
+                format!("payroll note {n} with a longer tail of other words"),
+            ),
+        })
+        .collect();
+    let docs: Vec<(&str, &str, [f32; 3])> = texts
+        .iter()
+        .map(|(id, text)| (id.as_str(), text.as_str(), [1.0, 0.0, 0.0]))
+        .collect();
+    store
+        .apply(vec![upsert("many.txt", "h1", &docs[..1_990])])
+        .unwrap();
+    store
+        .apply(vec![upsert("few.txt", "h2", &docs[1_990..])])
+        .unwrap();
+    let few = Filters {
+        projects: vec!["few.txt".to_string()],
+        ..Filters::default()
+    };
+    let found = store.keyword_search("payroll", 5, &few).unwrap();
+    let keys = store.keys_matching(&few).unwrap();
+    let mut exact = store.keyword_scores("payroll", &keys, &few.access).unwrap();
+    exact.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    exact.truncate(5);
+    assert_eq!(found.len(), 5, "{found:?}");
+    for ((key, score), (exact_key, exact_score)) in found.iter().zip(&exact) {
+        assert!((score - exact_score).abs() < 1e-5, "{found:?} {exact:?}");
+        assert!(keys.contains(key) && keys.contains(exact_key));
+    }
+}
