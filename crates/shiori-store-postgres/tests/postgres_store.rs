@@ -516,18 +516,29 @@ const TERMS_OF_BM25_TEXT: &str = "
           FROM chunks c, regexp_split_to_table(btrim(c.bm25_text), ' ') AS w) words
     GROUP BY 1, 2, 3";
 
-/// A load into an empty store builds the HNSW index once, when it commits; one that never
-/// commits leaves the index to the next `open`. Searches are right throughout (exact without
-/// the index).
+/// A load into an empty store builds the HNSW index (and pg_textsearch's, where it is used)
+/// once, when it commits; one that never commits leaves the indexes to the next `open`.
+/// Searches are right throughout (exact without the index).
 fn a_first_load_builds_the_vector_index_at_its_commit(server: &TestServer) {
     let url = server.create_database("bulk").unwrap();
     let postgres = PostgresOptions::new(&url);
     migrate(&postgres).unwrap();
     let vector_indexes = || vector_index_count(&url);
     let mut store = open_store(&postgres);
+    // One where the database has pg_textsearch.
+    let bm25_indexes: i64 = postgres::Client::connect(&url, postgres::NoTls)
+        .unwrap()
+        .query_one(
+            "SELECT COUNT(*) FROM pg_extension WHERE extname = 'pg_textsearch'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(bm25_index_count(&url), bm25_indexes);
     assert_eq!(vector_indexes(), 1);
     store.lock_for_writing().unwrap();
     assert_eq!(vector_indexes(), 0, "dropped for the first load");
+    assert_eq!(bm25_index_count(&url), 0, "dropped for the first load");
     add(&mut store, "a", "h1", "apple", [1.0, 0.0, 0.0]);
     let hits = store
         .dense_search(&[1.0, 0.0, 0.0], 5, &Filters::default())
@@ -535,6 +546,7 @@ fn a_first_load_builds_the_vector_index_at_its_commit(server: &TestServer) {
     assert_eq!(doc_ids(&store, &hits), ["a"]);
     store.commit().unwrap();
     assert_eq!(vector_indexes(), 1, "built at the commit");
+    assert_eq!(bm25_index_count(&url), bm25_indexes, "built at the commit");
 
     // A store that is no longer empty keeps its index through the next load.
     store.lock_for_writing().unwrap();
@@ -547,6 +559,23 @@ fn a_first_load_builds_the_vector_index_at_its_commit(server: &TestServer) {
     open_store(&postgres).lock_for_writing().unwrap();
     open_store(&postgres);
     assert_eq!(vector_index_count(&url), 1, "the next open builds it");
+    assert_eq!(
+        bm25_index_count(&url),
+        bm25_indexes,
+        "the next open builds it"
+    );
+}
+
+/// How many pg_textsearch indexes `url` has: 1 where the extension is used, else 0.
+fn bm25_index_count(url: &str) -> i64 {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    client
+        .query_one(
+            "SELECT COUNT(*) FROM pg_indexes WHERE indexdef LIKE '%USING bm25%'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
 }
 
 fn vector_index_count(url: &str) -> i64 {
