@@ -8,7 +8,7 @@ use crate::bm25::{self, ReaderStatistics, Weighted};
 use crate::filters::{self, Param};
 use crate::token_text;
 use crate::PostgresError;
-use postgres::GenericClient;
+use postgres::{GenericClient, Row};
 use shiori_core::Filters;
 use std::collections::HashMap;
 
@@ -146,6 +146,17 @@ struct Candidate {
     lengths: Vec<i32>,
 }
 
+impl Candidate {
+    /// From a row of `key, bm25_text, term_lengths`.
+    fn of(row: &Row) -> Candidate {
+        Candidate {
+            key: row.get(0),
+            text: row.get(1),
+            lengths: row.get(2),
+        }
+    }
+}
+
 /// The `k` best chunks `filters` accept for the query's `terms`, scored with `reader`'s
 /// statistics: candidates from the index, re-scored exactly.
 pub(crate) fn keyword_search(
@@ -200,11 +211,7 @@ pub(crate) fn keyword_scores(
             &[&keys],
         )?
         .iter()
-        .map(|row| Candidate {
-            key: row.get(0),
-            text: row.get(1),
-            lengths: row.get(2),
-        })
+        .map(Candidate::of)
         .collect::<Vec<_>>();
     rescored(client, terms, keys.len(), reader, &candidates)
 }
@@ -258,11 +265,7 @@ fn top_candidates(
     let accepted = rows
         .iter()
         .filter(|row| row.get::<_, bool>(3))
-        .map(|row| Candidate {
-            key: row.get(0),
-            text: row.get(1),
-            lengths: row.get(2),
-        })
+        .map(Candidate::of)
         .collect();
     Ok((accepted, complete))
 }
@@ -288,11 +291,7 @@ fn filtered_candidates(
     Ok(client
         .query(&sql, &filters::refs(&params))?
         .iter()
-        .map(|row| Candidate {
-            key: row.get(0),
-            text: row.get(1),
-            lengths: row.get(2),
-        })
+        .map(Candidate::of)
         .collect())
 }
 
