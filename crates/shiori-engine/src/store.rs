@@ -61,6 +61,9 @@ pub struct StoreInit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_version: Option<i64>,
     pub migrations_applied: Vec<i64>,
+    /// Where BM25 runs (PostgreSQL only: pg_textsearch, or SQL with what to install).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyword_index: Option<String>,
 }
 
 /// Brings the configured store's schema up to date. The embedded store creates its own tables
@@ -71,13 +74,15 @@ pub fn init_store(config: &Config) -> Result<StoreInit, EngineError> {
             kind: StoreKind::Embedded,
             schema_version: None,
             migrations_applied: Vec::new(),
+            keyword_index: None,
         }),
         StoreKind::Postgres => {
-            let applied = shiori_store_postgres::migrate(&config.store.postgres(None)?)?;
+            let migrated = shiori_store_postgres::migrate(&config.store.postgres(None)?)?;
             Ok(StoreInit {
                 kind: StoreKind::Postgres,
                 schema_version: Some(shiori_store_postgres::schema_version()),
-                migrations_applied: applied,
+                migrations_applied: migrated.applied,
+                keyword_index: Some(migrated.keyword_index),
             })
         }
     }
@@ -92,6 +97,8 @@ pub struct MigrationReport {
     /// Conversations that got turns (or were created) in the database.
     pub conversations: usize,
     pub elapsed_ms: f64,
+    /// Where the database runs BM25 (pg_textsearch, or SQL with what to install).
+    pub keyword_index: String,
 }
 
 /// Copies every file, document, chunk and vector of the embedded store in `from` into the
@@ -118,12 +125,13 @@ pub fn migrate_store(
         reembed: false,
     };
     let source = EmbeddedStore::open(from, options(), japanese.clone())?;
-    shiori_store_postgres::migrate(to)?;
+    let migrated = shiori_store_postgres::migrate(to)?;
     let mut target = PostgresStore::open(to, options(), japanese)?;
     target.lock_for_writing()?;
     let paths = source.file_paths(&Filters::default())?;
     let mut report = MigrationReport {
         embedder: embedder_id.clone(),
+        keyword_index: migrated.keyword_index,
         ..MigrationReport::default()
     };
     progress.start("copying files", paths.len() as u64);

@@ -530,6 +530,7 @@ impl DocumentStore for EmbeddedStore {
                 japanese_analyzer: shiori_analysis::japanese_analyzer_name(&self.japanese)
                     .to_string(),
                 vector_index: "usearch-hnsw (exact below 20k vectors)".to_string(),
+                keyword_index: "tantivy".to_string(),
                 last_rebuild: tables::get_meta(&connection, LAST_REBUILD)?,
                 replicas: Vec::new(),
             })

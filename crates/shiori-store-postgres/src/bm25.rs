@@ -70,9 +70,9 @@ impl ReaderStatistics {
 /// A query term with its BM25 weight (`boost · (k1 + 1) · idf`, also the most one chunk can
 /// score from it) and its field's average length.
 #[derive(Debug, Clone)]
-struct Weighted {
-    field: i16,
-    term: String,
+pub(crate) struct Weighted {
+    pub(crate) field: i16,
+    pub(crate) term: String,
     weight: f64,
     average_length: f64,
     /// How many chunks (the reader may read) hold it.
@@ -82,7 +82,7 @@ struct Weighted {
 /// The query's terms that some chunk holds, weighted with the whole store's statistics or
 /// `reader`'s: document frequencies from `term_df`, kept by every write, so a common term
 /// costs one row, not a count of its postings.
-fn weights(
+pub(crate) fn weights(
     client: &mut impl GenericClient,
     terms: &[(i16, String, f32)],
     reader: Option<&ReaderStatistics>,
@@ -357,6 +357,12 @@ fn term_score(w: &str) -> String {
     format!(
         "{w}.weight * t.tf / (t.tf + {K1} * (1 - {B} + {B} * t.length / GREATEST({w}.average_length, 1e-9)))"
     )
+}
+
+/// [`term_score`] of a term with `tf` occurrences in a field of `length` terms, in Rust.
+pub(crate) fn term_score_of(weight: &Weighted, tf: f64, length: f64) -> f64 {
+    let norm = 1.0 - B + B * length / weight.average_length.max(1e-9);
+    weight.weight * tf / (tf + K1 * norm)
 }
 
 fn scored_keys(

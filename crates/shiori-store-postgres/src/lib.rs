@@ -7,6 +7,7 @@
 
 mod bm25;
 mod conversations;
+mod copy_rows;
 mod endpoints;
 mod filters;
 mod pool;
@@ -15,7 +16,9 @@ mod schema;
 mod terms;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod textsearch;
 mod tls;
+mod token_text;
 mod write;
 
 pub use conversations::PostgresConversations;
@@ -34,6 +37,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 use terms::Analyzers;
+use textsearch::KeywordIndex;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -81,6 +85,13 @@ pub enum PostgresError {
          configured; use the same Japanese dictionary as the store's other writers"
     )]
     AnalyzerMismatch { stored: String, requested: String },
+    #[error(
+        "this store's BM25 index is pg_textsearch's, and this database no longer has the \
+         extension: install pg_textsearch (in shared_preload_libraries) and run shiori init"
+    )]
+    TextSearchMissing,
+    #[error("COPY to PostgreSQL: {0}")]
+    Copy(std::io::Error),
     #[error("stored metadata is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error("the store's connection lock was poisoned by a panic in another thread")]
@@ -188,10 +199,30 @@ impl PostgresOptions {
     }
 }
 
-/// Applies the schema migrations the database lacks; returns the versions applied.
-pub fn migrate(options: &PostgresOptions) -> Result<Vec<i64>, PostgresError> {
+/// What `shiori init` did to a database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    /// The schema versions applied.
+    pub applied: Vec<i64>,
+    /// Where BM25 runs now (pg_textsearch or SQL), and when in SQL, what to install.
+    pub keyword_index: String,
+}
+
+/// Applies the schema migrations the database lacks and creates pg_textsearch where the
+/// server offers it (else BM25 stays in SQL, and `keyword_index` says what to install).
+pub fn migrate(options: &PostgresOptions) -> Result<Migrated, PostgresError> {
     let mut client = pool::connect(&options.url, options)?;
-    schema::migrate(&mut client)
+    let applied = schema::migrate(&mut client)?;
+    let advice = textsearch::create_extension(&mut client)?;
+    let index = KeywordIndex::detect(&mut client)?;
+    let keyword_index = match advice {
+        Ok(()) => index.describe(),
+        Err(advice) => format!("{}; {advice}", index.describe()),
+    };
+    Ok(Migrated {
+        applied,
+        keyword_index,
+    })
 }
 
 /// The database's size on disk: tables, indexes (the HNSW graph, the term B-tree) and TOAST.
@@ -272,7 +303,10 @@ pub struct PostgresStore {
     options: StoreOptions,
     analyzer_name: &'static str,
     hnsw: HnswParams,
-    /// This writer is filling an empty store: its vector index is built once, at the commit.
+    /// Where BM25's postings live: pg_textsearch's index, or term rows in SQL.
+    keyword_index: KeywordIndex,
+    /// This writer is filling an empty store: its vector and BM25 indexes are built once, at
+    /// the commit.
     bulk_load: bool,
     /// Each set of readable groups' BM25 statistics, with the write generation they describe
     /// (any process's write moves it on).
@@ -305,13 +339,23 @@ impl PostgresStore {
             transaction.commit().map_err(PostgresError::from)?;
             endpoints.wrote()?;
         }
+        let keyword_index = KeywordIndex::detect(&mut *client)?;
+        adopt_keyword_index(&mut client, &keyword_index)?;
+        endpoints.wrote()?;
         drop(client);
+        if !keyword_index.serves_standbys() && !postgres.replica_urls.is_empty() {
+            tracing::info!(
+                "BM25 searches go to the primary, dense searches to the replicas: {}",
+                keyword_index.describe()
+            );
+        }
         Ok(PostgresStore {
             endpoints,
             analyzers: Analyzers::new(&japanese),
             options,
             analyzer_name,
             hnsw: postgres.hnsw,
+            keyword_index,
             bulk_load: false,
             readers: Mutex::new(HashMap::new()),
         })
@@ -333,6 +377,19 @@ impl PostgresStore {
         work: impl Fn(&mut Client) -> Result<T, PostgresError>,
     ) -> Result<T, StoreError> {
         Ok(self.endpoints.read(work)?)
+    }
+
+    /// Runs a BM25 search where its index can answer: the primary when the replicas' copy of
+    /// pg_textsearch's index is not kept (before 1.2), else where reads go.
+    fn keyword_read<T>(
+        &self,
+        work: impl Fn(&mut Client) -> Result<T, PostgresError>,
+    ) -> Result<T, StoreError> {
+        if self.keyword_index.serves_standbys() {
+            self.read(work)
+        } else {
+            Ok(work(&mut *self.endpoints.primary()?)?)
+        }
     }
 
     /// The statistics BM25 scores the searches of a reader limited to `access` with: its own
@@ -401,6 +458,32 @@ fn setup_needed(
     )
 }
 
+/// Makes the store's BM25 postings match what the database offers: with pg_textsearch, its
+/// index over `bm25_text` (built once, here, for a store that kept term rows so far, whose
+/// rows are then dropped); without it, a store that no longer keeps term rows is refused.
+fn adopt_keyword_index(client: &mut Client, index: &KeywordIndex) -> Result<(), PostgresError> {
+    const KEY: &str = "keyword_index";
+    let uses_textsearch = |client: &mut Client| -> Result<bool, PostgresError> {
+        Ok(read::meta(client, KEY)?.as_deref() == Some("pg_textsearch"))
+    };
+    match index {
+        KeywordIndex::Sql if uses_textsearch(client)? => Err(PostgresError::TextSearchMissing),
+        KeywordIndex::Sql => Ok(()),
+        KeywordIndex::TextSearch { .. } => {
+            if uses_textsearch(client)? && textsearch::has_index(client)? {
+                return Ok(());
+            }
+            let mut transaction = write::locked(client)?;
+            // A bulk load builds its index at its commit; an empty store's is cheap now.
+            textsearch::ensure_index(&mut transaction)?;
+            transaction.batch_execute("TRUNCATE chunk_terms")?;
+            write::set_meta(&mut transaction, KEY, "pg_textsearch")?;
+            transaction.commit()?;
+            Ok(())
+        }
+    }
+}
+
 /// What the indexer reads to decide its writes (file records, a file's project, a stored file,
 /// the texts to re-embed) comes from the primary; what readers search and show comes from
 /// where reads go.
@@ -420,6 +503,7 @@ impl DocumentStore for PostgresStore {
         self.bulk_load = read::is_empty(&mut transaction)?;
         if self.bulk_load {
             schema::drop_vector_indexes(&mut transaction)?;
+            textsearch::drop_index(&mut transaction)?;
         }
         transaction.commit().map_err(PostgresError::from)?;
         Ok(())
@@ -445,7 +529,7 @@ impl DocumentStore for PostgresStore {
     /// another indexer, say) only gets its new stamps.
     #[tracing::instrument(name = "store.apply", skip_all, fields(changes = changes.len()))]
     fn apply(&mut self, changes: Vec<FileChange>) -> Result<ApplyReport, StoreError> {
-        self.write(|client| write::apply(client, &self.analyzers, changes))
+        self.write(|client| write::apply(client, &self.analyzers, changes, &self.keyword_index))
     }
 
     /// Everything is durable and searchable once `apply` returns; after a load into an empty
@@ -456,9 +540,13 @@ impl DocumentStore for PostgresStore {
             return Ok(());
         }
         let (dimension, hnsw) = (self.options.dimension, self.hnsw);
+        let textsearch = !self.keyword_index.keeps_term_rows();
         self.write(|client| {
             let mut transaction = write::locked(client)?;
             schema::ensure_vector_index(&mut transaction, dimension, &hnsw)?;
+            if textsearch {
+                textsearch::ensure_index(&mut transaction)?;
+            }
             transaction.commit()?;
             Ok(())
         })
@@ -506,9 +594,16 @@ impl DocumentStore for PostgresStore {
         filters: &Filters,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let terms = self.analyzers.query_terms(query);
-        self.read(|client| {
+        self.keyword_read(|client| {
             let reader = self.reader_statistics(client, &filters.access)?;
-            bm25::keyword_search(client, &terms, k, filters, reader.as_ref())
+            match self.keyword_index {
+                KeywordIndex::Sql => {
+                    bm25::keyword_search(client, &terms, k, filters, reader.as_ref())
+                }
+                KeywordIndex::TextSearch { .. } => {
+                    textsearch::keyword_search(client, &terms, k, filters, reader.as_ref())
+                }
+            }
         })
     }
 
@@ -523,9 +618,15 @@ impl DocumentStore for PostgresStore {
         access: &Access,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let terms = self.analyzers.query_terms(query);
+        // From the chunks' rows, not the index: any replica can answer.
         self.read(|client| {
             let reader = self.reader_statistics(client, access)?;
-            bm25::keyword_scores(client, &terms, keys, reader.as_ref())
+            match self.keyword_index {
+                KeywordIndex::Sql => bm25::keyword_scores(client, &terms, keys, reader.as_ref()),
+                KeywordIndex::TextSearch { .. } => {
+                    textsearch::keyword_scores(client, &terms, keys, reader.as_ref())
+                }
+            }
         })
     }
 
@@ -560,6 +661,7 @@ impl DocumentStore for PostgresStore {
                 "pgvector-hnsw (m={}, ef_construction={}, ef_search={})",
                 self.hnsw.m, self.hnsw.ef_construction, self.hnsw.ef_search
             ),
+            keyword_index: self.keyword_index.describe(),
             last_rebuild: None,
             replicas: self.endpoints.replica_status(),
         })

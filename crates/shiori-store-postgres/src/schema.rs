@@ -102,6 +102,18 @@ const MIGRATIONS: &[&str] = &[
      SELECT t.field, t.term, COALESCE(c.metadata->>'groups', ''), COUNT(*)
      FROM chunk_terms t JOIN chunks c ON c.key = t.key
      GROUP BY 1, 2, 3;",
+    // 5: each chunk's terms as one text of words the `simple` text-search configuration keeps
+    // whole (`token_text.rs`: a letter for field and spelling, then the term or the hex of its
+    // UTF-8), which a pg_textsearch BM25 index parses and candidates are re-scored from; filled
+    // here from the term rows, with the same encoding.
+    "ALTER TABLE chunks ADD COLUMN bm25_text TEXT NOT NULL DEFAULT '';
+     UPDATE chunks c SET bm25_text = w.text
+     FROM (SELECT key, string_agg(repeat(
+               CASE WHEN term ~ '^[a-z0-9]+$' THEN (ARRAY['e', 'j', 'm'])[field + 1] || term
+                    ELSE (ARRAY['x', 'y', 'z'])[field + 1]
+                         || encode(convert_to(term, 'UTF8'), 'hex') END || ' ', tf), '') AS text
+           FROM chunk_terms GROUP BY key) w
+     WHERE w.key = c.key;",
 ];
 
 /// The schema version this build reads and writes.

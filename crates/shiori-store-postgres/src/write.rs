@@ -1,7 +1,10 @@
 //! Writes: file changes in one transaction under the write lock, in multi-row batches.
 
+use crate::copy_rows::CopyRows;
 use crate::schema::{self, WRITE_LOCK};
 use crate::terms::{Analyzers, FieldTerms, FIELDS};
+use crate::textsearch::KeywordIndex;
+use crate::token_text;
 use crate::{HnswParams, PostgresError};
 use postgres::{Client, GenericClient, Transaction};
 use shiori_core::{Chunk, Document, GROUPS_KEY};
@@ -38,11 +41,12 @@ pub(crate) fn record_embedder(
     set_meta(client, "dimension", &options.dimension.to_string())
 }
 
-/// A chunk waiting for its row, with its vector and terms.
+/// A chunk waiting for its row, with its vector and terms (counted, and as its `bm25_text`).
 struct NewChunk {
     chunk: Chunk,
     vector: Vec<f32>,
     terms: Vec<FieldTerms>,
+    bm25_text: String,
 }
 
 /// Per-field changes to `keyword_stats`, and per term and group set to `term_df`.
@@ -120,10 +124,12 @@ pub(crate) fn locked(client: &mut Client) -> Result<Transaction<'_>, PostgresErr
     Ok(transaction)
 }
 
+/// Applies `changes` in one transaction; term rows are written only when `index` keeps them.
 pub(crate) fn apply(
     client: &mut Client,
     analyzers: &Analyzers,
     changes: Vec<FileChange>,
+    index: &KeywordIndex,
 ) -> Result<ApplyReport, PostgresError> {
     let started = std::time::Instant::now();
     // Analysis is CPU work: done before the lock, so other writers wait only for the database.
@@ -162,7 +168,8 @@ pub(crate) fn apply(
     for change in analysed {
         match change {
             Analysed::Remove { path } => {
-                report.chunks_removed += delete_file(&mut transaction, &path, &fields, &mut stats)?;
+                report.chunks_removed +=
+                    delete_file(&mut transaction, &path, index, &fields, &mut stats)?;
             }
             Analysed::Touch { file } => touch_file(&mut transaction, &file)?,
             Analysed::Upsert {
@@ -182,7 +189,7 @@ pub(crate) fn apply(
                     continue;
                 }
                 report.chunks_removed +=
-                    delete_file(&mut transaction, &file.path, &fields, &mut stats)?;
+                    delete_file(&mut transaction, &file.path, index, &fields, &mut stats)?;
                 insert_file(&mut transaction, &file)?;
                 pending.extend(insert_documents(
                     &mut transaction,
@@ -207,7 +214,7 @@ pub(crate) fn apply(
         }
     }
     for batch in pending.chunks(CHUNKS_PER_INSERT) {
-        report.chunks_added += insert_chunks(&mut transaction, batch, &fields, &mut stats)?;
+        report.chunks_added += insert_chunks(&mut transaction, batch, index, &fields, &mut stats)?;
     }
     stats.write(&mut transaction)?;
     transaction.execute(
@@ -216,7 +223,8 @@ pub(crate) fn apply(
         &[&GENERATION],
     )?;
     transaction.commit()?;
-    // BM25 terms and the HNSW index are written inside the same statements.
+    // BM25 terms (or the pg_textsearch index) and the HNSW index are written inside the same
+    // statements.
     report.timings.tables = started.elapsed();
     Ok(report)
 }
@@ -224,10 +232,14 @@ pub(crate) fn apply(
 fn analyse(analyzers: &Analyzers, chunks: Vec<(Chunk, Vec<f32>)>) -> Vec<NewChunk> {
     chunks
         .into_iter()
-        .map(|(chunk, vector)| NewChunk {
-            terms: analyzers.chunk_terms(&chunk.title, &chunk.text),
-            chunk,
-            vector,
+        .map(|(chunk, vector)| {
+            let terms = analyzers.chunk_terms(&chunk.title, &chunk.text);
+            NewChunk {
+                bm25_text: token_text::chunk_text(&terms),
+                terms,
+                chunk,
+                vector,
+            }
         })
         .collect()
 }
@@ -292,33 +304,28 @@ enum Analysed {
 fn delete_file(
     transaction: &mut Transaction,
     path: &str,
+    index: &KeywordIndex,
     fields: &[i16],
     stats: &mut StatsDelta,
 ) -> Result<usize, PostgresError> {
     let removed = transaction.query(
         "DELETE FROM chunks WHERE doc_id IN (SELECT doc_id FROM documents WHERE file_path = $1)
-         RETURNING key, term_lengths, COALESCE(metadata->>'groups', '')",
+         RETURNING key, term_lengths, COALESCE(metadata->>'groups', ''), bm25_text",
         &[&path],
     )?;
     let keys: Vec<i64> = removed.iter().map(|row| row.get(0)).collect();
-    let groups: Vec<String> = removed.iter().map(|row| row.get(2)).collect();
     for row in &removed {
         stats.add(fields, &row.get::<_, Vec<i32>>(1), -1);
-    }
-    if !keys.is_empty() {
-        // Counted in the database: a large file's term rows never travel.
-        let counts = transaction.query(
-            "WITH gone AS (
-                 DELETE FROM chunk_terms WHERE key = ANY($1) RETURNING field, term, key
-             )
-             SELECT g.field, g.term, c.groups, COUNT(*)
-             FROM gone g JOIN unnest($1::BIGINT[], $2::TEXT[]) AS c(key, groups) ON c.key = g.key
-             GROUP BY 1, 2, 3",
-            &[&keys, &groups],
-        )?;
-        for row in &counts {
-            stats.count_term(row.get(0), row.get(1), row.get(2), -row.get::<_, i64>(3));
+        let groups: &str = row.get(2);
+        let terms: HashSet<(i16, String)> = token_text::words(row.get(3))
+            .filter_map(token_text::decode)
+            .collect();
+        for (field, term) in &terms {
+            stats.count_term(*field, term, groups, -1);
         }
+    }
+    if index.keeps_term_rows() && !keys.is_empty() {
+        transaction.execute("DELETE FROM chunk_terms WHERE key = ANY($1)", &[&keys])?;
     }
     transaction.execute("DELETE FROM files WHERE path = $1", &[&path])?;
     Ok(removed.len())
@@ -403,29 +410,46 @@ fn vector_text(vector: &[f32]) -> String {
     format!("[{}]", values.join(","))
 }
 
-/// Inserts chunks and their terms with one multi-row statement each; returns how many.
+/// Inserts chunks, and their terms where `index` keeps term rows, with one multi-row statement
+/// each; without term rows, by COPY. Returns how many.
 fn insert_chunks(
     transaction: &mut Transaction,
     batch: &[NewChunk],
+    index: &KeywordIndex,
     fields: &[i16],
     stats: &mut StatsDelta,
 ) -> Result<usize, PostgresError> {
+    for new in batch {
+        stats.add(fields, &lengths(&new.terms), 1);
+        let groups = new
+            .chunk
+            .metadata
+            .get(GROUPS_KEY)
+            .map_or("", String::as_str);
+        for field in &new.terms {
+            for term in field.frequencies.keys() {
+                stats.count_term(field.field, term, groups, 1);
+            }
+        }
+    }
+    if !index.keeps_term_rows() {
+        return copy_chunks(transaction, batch);
+    }
     let mut columns = ChunkColumns::default();
     for new in batch {
         columns.push(new)?;
-        stats.add(fields, &lengths(&new.terms), 1);
     }
     let rows = transaction.query(
         "INSERT INTO chunks (chunk_id, doc_id, idx, total, title, source, text, modified,
-                             content_hash, metadata, embedding, term_lengths)
+                             content_hash, metadata, embedding, term_lengths, bm25_text)
          SELECT u.chunk_id, u.doc_id, u.idx, u.total, u.title, u.source, u.text, u.modified,
                 u.content_hash, u.metadata::JSONB, u.embedding::vector,
-                ARRAY[u.length0, u.length1, u.length2]
+                ARRAY[u.length0, u.length1, u.length2], u.bm25_text
          FROM unnest($1::TEXT[], $2::TEXT[], $3::INTEGER[], $4::INTEGER[], $5::TEXT[],
                      $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::TEXT[], $10::TEXT[], $11::TEXT[],
-                     $12::INTEGER[], $13::INTEGER[], $14::INTEGER[])
+                     $12::INTEGER[], $13::INTEGER[], $14::INTEGER[], $15::TEXT[])
               AS u(chunk_id, doc_id, idx, total, title, source, text, modified, content_hash,
-                   metadata, embedding, length0, length1, length2)
+                   metadata, embedding, length0, length1, length2, bm25_text)
          RETURNING key, chunk_id",
         &[
             &columns.chunk_ids,
@@ -442,20 +466,15 @@ fn insert_chunks(
             &columns.lengths[0],
             &columns.lengths[1],
             &columns.lengths[2],
+            &columns.bm25_texts,
         ],
     )?;
     let keys: HashMap<String, i64> = rows.iter().map(|row| (row.get(1), row.get(0))).collect();
     let mut terms = TermColumns::default();
     for new in batch {
         if let Some(key) = keys.get(&new.chunk.chunk_id) {
-            let groups = new
-                .chunk
-                .metadata
-                .get(GROUPS_KEY)
-                .map_or("", String::as_str);
             for field in &new.terms {
                 for (term, tf) in &field.frequencies {
-                    stats.count_term(field.field, term, groups, 1);
                     terms.push(field.field, term, *key, *tf, field.length);
                     if terms.len() == TERMS_PER_INSERT {
                         std::mem::take(&mut terms).insert(transaction)?;
@@ -466,6 +485,35 @@ fn insert_chunks(
     }
     terms.insert(transaction)?;
     Ok(rows.len())
+}
+
+/// Chunk rows by COPY, which parses them faster than a multi-row insert; nothing needs their
+/// keys back.
+fn copy_chunks(transaction: &mut Transaction, batch: &[NewChunk]) -> Result<usize, PostgresError> {
+    let mut rows = CopyRows::new();
+    for new in batch {
+        let chunk = &new.chunk;
+        let lengths = lengths(&new.terms).map(|length| length.to_string());
+        rows.text(&chunk.chunk_id)
+            .text(&chunk.doc_id)
+            .number(i64::from(chunk.index))
+            .number(i64::from(chunk.total))
+            .text(&chunk.title)
+            .text(&chunk.source)
+            .text(&chunk.text)
+            .number(chunk.modified)
+            .text(&chunk.content_hash)
+            .text(&serde_json::to_string(&chunk.metadata)?)
+            .text(&vector_text(&new.vector))
+            .text(&format!("{{{}}}", lengths.join(",")))
+            .text(&new.bm25_text);
+        rows.end_row();
+    }
+    rows.send(
+        transaction,
+        "COPY chunks (chunk_id, doc_id, idx, total, title, source, text, modified, content_hash,
+                      metadata, embedding, term_lengths, bm25_text) FROM STDIN",
+    )
 }
 
 fn lengths(terms: &[FieldTerms]) -> [i32; FIELDS] {
@@ -491,6 +539,7 @@ struct ChunkColumns {
     metadata: Vec<String>,
     embeddings: Vec<String>,
     lengths: [Vec<i32>; FIELDS],
+    bm25_texts: Vec<String>,
 }
 
 impl ChunkColumns {
@@ -507,6 +556,7 @@ impl ChunkColumns {
         self.hashes.push(chunk.content_hash.clone());
         self.metadata.push(serde_json::to_string(&chunk.metadata)?);
         self.embeddings.push(vector_text(&new.vector));
+        self.bm25_texts.push(new.bm25_text.clone());
         for (column, length) in self.lengths.iter_mut().zip(lengths(&new.terms)) {
             column.push(length);
         }

@@ -1,8 +1,9 @@
 //! Past one server: reads on a real streaming replica (a base backup of the primary, started
 //! by the test), what this store wrote read back at once, a lagging replica skipped, a replica
 //! stopped in the middle of a run of searches with no search lost, TLS through PgBouncer with a
-//! certificate authority made for the test, and a database that went away answered as
-//! unavailable in bounded time.
+//! certificate authority made for the test, a database that went away answered as
+//! unavailable in bounded time, and BM25 kept on the primary while pg_textsearch's index does
+//! not reach the standbys.
 
 use shiori_analysis::JapaneseTokenization;
 use shiori_core::Filters;
@@ -12,11 +13,15 @@ use shiori_store_postgres::{migrate, PostgresOptions, PostgresStore, SslMode, Tl
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{add, doc_ids, open_store, options, started};
+use common::{add, doc_ids, open_store, options, started, started_with_textsearch};
 
 /// A migrated primary with one streaming replica, and the options that read from it.
 fn primary_and_replica() -> (TestServer, TestServer, PostgresOptions) {
-    let primary = started();
+    replicated(started())
+}
+
+/// `primary`, migrated, with one streaming replica, and the options that read from it.
+fn replicated(primary: TestServer) -> (TestServer, TestServer, PostgresOptions) {
     let url = primary.create_database("shiori").unwrap();
     migrate(&PostgresOptions::new(&url)).unwrap();
     let replica = primary.replica().unwrap();
@@ -95,6 +100,38 @@ fn reads_go_to_the_replica_and_a_store_reads_its_own_writes() {
     replica.wait_for_replay(&postgres.url).unwrap();
     let on_standby = open_store(&PostgresOptions::new(&replica.url("shiori")));
     assert_eq!(nearest(&on_standby), ["a", "b", "c"]);
+}
+
+/// pg_textsearch 1.0.0 does not WAL-log its index: BM25 searches go to the primary, dense
+/// searches (and the scores of known chunks, read from their rows) to the replica, and the
+/// store says so in its stats.
+#[test]
+fn bm25_stays_on_the_primary_while_the_index_does_not_reach_standbys() {
+    let (_primary, replica, postgres) = replicated(started_with_textsearch());
+    let mut writer = open_store(&PostgresOptions::new(&postgres.url));
+    add(&mut writer, "a", "h1", "apple", [1.0, 0.0, 0.0]);
+    replica.wait_for_replay(&postgres.url).unwrap();
+    let reader = open_store(&postgres);
+    wait_until_serving(&reader);
+    let keyword_index = reader.stats(&Filters::default()).unwrap().keyword_index;
+    assert!(
+        keyword_index.contains("pg_textsearch 1.0.0") && keyword_index.contains("primary only"),
+        "{keyword_index}"
+    );
+
+    run_on_replica(&replica, "SELECT pg_wal_replay_pause()");
+    add(&mut writer, "b", "h2", "apple banana", [1.0, 0.1, 0.0]);
+    assert_eq!(
+        nearest(&reader),
+        ["a"],
+        "dense search on the paused replica"
+    );
+    let hits = reader
+        .keyword_search("apple", 10, &Filters::default())
+        .unwrap();
+    // The replica holds no row of "b" to read back: the count is the proof.
+    assert_eq!(hits.len(), 2, "BM25 on the primary: {hits:?}");
+    run_on_replica(&replica, "SELECT pg_wal_replay_resume()");
 }
 
 #[test]

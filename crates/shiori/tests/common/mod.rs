@@ -49,7 +49,7 @@ pub fn test_store(backend: Backend) -> TestStore {
     if backend == Backend::Postgres {
         assert_eq!(
             init["store"]["migrations_applied"],
-            serde_json::json!([1, 2, 3, 4]),
+            serde_json::json!([1, 2, 3, 4, 5]),
             "{init}"
         );
     }
