@@ -33,17 +33,26 @@ fn eta(progress: &PhaseProgress) -> String {
     }
 }
 
-/// `indexing files: 3/40, 1210 chunks embedded (31.2/s), 12 pages read, ETA 2 min 5 s, 39 s`.
-fn line(progress: &PhaseProgress, finished: bool) -> String {
-    let mut line = format!("{}: {}/{}", progress.phase, progress.done, progress.total);
+/// What the phase counted besides files: `1210 chunks embedded (31.2/s)`, `12 pages read`.
+fn counted(progress: &PhaseProgress) -> Vec<String> {
+    let mut counted = Vec::new();
     if progress.chunks_embedded > 0 {
-        line.push_str(&format!(
-            ", {} chunks embedded ({:.1}/s)",
+        counted.push(format!(
+            "{} chunks embedded ({:.1}/s)",
             progress.chunks_embedded, progress.chunks_per_second
         ));
     }
     if progress.pages_read > 0 {
-        line.push_str(&format!(", {} pages read", progress.pages_read));
+        counted.push(format!("{} pages read", progress.pages_read));
+    }
+    counted
+}
+
+/// `indexing files: 3/40, 1210 chunks embedded (31.2/s), 12 pages read, ETA 2 min 5 s, 39 s`.
+fn line(progress: &PhaseProgress, finished: bool) -> String {
+    let mut line = format!("{}: {}/{}", progress.phase, progress.done, progress.total);
+    for count in counted(progress) {
+        line.push_str(&format!(", {count}"));
     }
     if !finished {
         line.push_str(&eta(progress));
@@ -157,14 +166,8 @@ impl Bar {
             if let Some(bar) = bar.as_ref() {
                 let progress = self.counts.snapshot();
                 let mut message = progress.phase.clone();
-                if progress.chunks_embedded > 0 {
-                    message.push_str(&format!(
-                        " · {} chunks ({:.0}/s)",
-                        progress.chunks_embedded, progress.chunks_per_second
-                    ));
-                }
-                if progress.pages_read > 0 {
-                    message.push_str(&format!(" · {} pages", progress.pages_read));
+                for count in counted(&progress) {
+                    message.push_str(&format!(" · {count}"));
                 }
                 message.push_str(&eta(&progress).replace(", ", " · "));
                 bar.set_message(message);
