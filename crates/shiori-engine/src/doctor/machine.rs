@@ -4,6 +4,7 @@
 use super::Check;
 use crate::{Config, EmbedderKind, ProviderKind};
 use shiori_models::assets::{verify_assets, AssetCheck, AssetState, ShioriHome};
+use shiori_models::Precision;
 use std::path::{Path, PathBuf};
 
 /// Below this much free space an index stops growing, and a rebuild or backup fails.
@@ -114,13 +115,13 @@ pub(super) fn cpu() -> Check {
         .iter()
         .map(|(name, on)| format!("{name} {}", if *on { "yes" } else { "no" }))
         .collect();
-    let kernels = if has("avx512bf16") {
-        "embedders: bfloat16 dense layers (AVX-512 BF16)"
-    } else if has("avx2") && has("fma") {
-        "embedders: f32 dense layers, AVX2 query kernel"
-    } else {
-        "embedders: portable f32 kernels only (several times slower)"
-    };
+    // What `[embedder] precision` unset gives, from the same choice the embedders make.
+    let fastest = Precision::fastest();
+    let kernels = format!(
+        "embedders: {} dense layers by default ({})",
+        fastest.name(),
+        fastest.kernel_name()
+    );
     let detail = format!(
         "{}; {kernels}; llama.cpp runs the kernels of the CPU this binary was built on",
         shown.join(", ")
@@ -142,6 +143,8 @@ fn cpu_features() -> Vec<(&'static str, bool)> {
         ("fma", is_x86_feature_detected!("fma")),
         ("avx512f", is_x86_feature_detected!("avx512f")),
         ("avx512bf16", is_x86_feature_detected!("avx512bf16")),
+        ("avx512vnni", is_x86_feature_detected!("avx512vnni")),
+        ("avxvnni", is_x86_feature_detected!("avxvnni")),
     ]
 }
 

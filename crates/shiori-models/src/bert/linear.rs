@@ -44,6 +44,15 @@ impl Precision {
         }
     }
 
+    /// As `shiori.toml` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::F32 => "f32",
+            Precision::Int8 => "int8",
+        }
+    }
+
     /// The CPU features this precision's dense layers run on here, as a person reads them.
     pub fn kernel_name(self) -> &'static str {
         match self.on_this_cpu() {
