@@ -1,5 +1,9 @@
 //! What a long write has done so far, and how long the rest should take: the one reckoning of
 //! progress that every surface shows (the CLI's bar and lines, the page's reindex status).
+//!
+//! A run's phases follow each other (indexing files, then removing the vanished ones): files,
+//! bytes and the clock count per phase, chunks and pages for the whole run since
+//! [`ProgressCounts::begin`], and the rate from the chunks of the phase.
 
 use crate::Progress;
 use serde::Serialize;
@@ -18,6 +22,8 @@ pub struct ProgressCounts {
     chunks_embedded: AtomicU64,
     chunks_written: AtomicU64,
     pages: AtomicU64,
+    /// `chunks_embedded` when the phase started: the rate counts only the phase's own.
+    chunks_before_phase: AtomicU64,
     /// The bytes of the phase's files, of the files done, and how far into the file being
     /// read a part at a time: what the ETA is reckoned from.
     bytes_expected: AtomicU64,
@@ -32,7 +38,7 @@ pub struct PhaseProgress {
     /// Files of the phase done, of `total`.
     pub done: u64,
     pub total: u64,
-    /// Chunks embedded (or taken from the embedding cache) and written in the phase so far.
+    /// Chunks embedded (or taken from the embedding cache) and written in the run so far.
     pub chunks_embedded: u64,
     pub chunks_written: u64,
     /// Chunks embedded a second, over the phase so far.
@@ -45,26 +51,12 @@ pub struct PhaseProgress {
 }
 
 impl ProgressCounts {
-    /// Starts a phase over `total` files: every count back to zero, the clock from now.
+    /// Starts a run with its first phase over `total` files: every count back to zero.
     pub fn begin(&self, phase: &str, total: u64) {
-        if let Ok(mut name) = self.phase.lock() {
-            phase.clone_into(&mut name);
-        }
-        if let Ok(mut clock) = self.clock.lock() {
-            *clock = (Some(Instant::now()), None);
-        }
-        self.total.store(total, Ordering::Relaxed);
-        for counter in [
-            &self.done,
-            &self.chunks_embedded,
-            &self.chunks_written,
-            &self.pages,
-            &self.bytes_expected,
-            &self.bytes_done,
-            &self.bytes_into_file,
-        ] {
+        for counter in [&self.chunks_embedded, &self.chunks_written, &self.pages] {
             counter.store(0, Ordering::Relaxed);
         }
+        self.start(phase, total);
     }
 
     pub fn snapshot(&self) -> PhaseProgress {
@@ -76,7 +68,10 @@ impl ProgressCounts {
             total: self.total.load(Ordering::Relaxed),
             chunks_embedded,
             chunks_written: self.chunks_written.load(Ordering::Relaxed),
-            chunks_per_second: chunks_embedded as f64 / elapsed_s.max(0.001),
+            chunks_per_second: chunks_embedded
+                .saturating_sub(self.chunks_before_phase.load(Ordering::Relaxed))
+                as f64
+                / elapsed_s.max(0.001),
             pages_read: self.pages.load(Ordering::Relaxed),
             elapsed_s,
             eta_s: self.eta_seconds(elapsed_s),
@@ -101,8 +96,27 @@ impl ProgressCounts {
 }
 
 impl Progress for ProgressCounts {
+    /// The next phase of the run: its files, bytes and clock from zero.
     fn start(&self, phase: &str, total: u64) {
-        self.begin(phase, total);
+        if let Ok(mut name) = self.phase.lock() {
+            phase.clone_into(&mut name);
+        }
+        if let Ok(mut clock) = self.clock.lock() {
+            *clock = (Some(Instant::now()), None);
+        }
+        self.total.store(total, Ordering::Relaxed);
+        for counter in [
+            &self.done,
+            &self.bytes_expected,
+            &self.bytes_done,
+            &self.bytes_into_file,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+        self.chunks_before_phase.store(
+            self.chunks_embedded.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
     }
 
     fn advance(&self, done: u64) {
@@ -169,7 +183,7 @@ mod tests {
     }
 
     #[test]
-    fn a_new_phase_starts_every_count_at_zero() {
+    fn a_new_run_starts_every_count_at_zero() {
         let counts = ProgressCounts::default();
         counts.start("indexing files", 10);
         counts.advance(3);
@@ -198,9 +212,26 @@ mod tests {
             finished.elapsed_s,
             "the clock stops"
         );
-        counts.start("removing files", 1);
+        counts.begin("removing files", 1);
         let snapshot = counts.snapshot();
         assert_eq!((snapshot.done, snapshot.chunks_embedded), (0, 0));
         assert_eq!(snapshot.phase, "removing files");
+    }
+
+    #[test]
+    fn a_later_phase_keeps_the_runs_chunks_and_rates_only_its_own() {
+        let counts = ProgressCounts::default();
+        counts.begin("indexing files", 2);
+        counts.chunks_embedded(500);
+        counts.start("indexing files", 3);
+        let snapshot = counts.snapshot();
+        assert_eq!(
+            (snapshot.chunks_embedded, snapshot.done, snapshot.total),
+            (500, 0, 3)
+        );
+        assert_eq!(
+            snapshot.chunks_per_second, 0.0,
+            "no chunk of this phase yet"
+        );
     }
 }

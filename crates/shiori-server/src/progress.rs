@@ -1,5 +1,5 @@
 use serde::Serialize;
-use shiori_engine::{PhaseProgress, Progress, ProgressCounts};
+use shiori_engine::{PhaseProgress, ProgressCounts};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -39,6 +39,11 @@ impl ReindexProgress {
         self.running.load(Ordering::Acquire)
     }
 
+    /// What the write reports its progress to.
+    pub fn counts(&self) -> &ProgressCounts {
+        &self.counts
+    }
+
     pub fn snapshot(&self) -> ProgressSnapshot {
         ProgressSnapshot {
             running: self.is_running(),
@@ -48,70 +53,28 @@ impl ReindexProgress {
     }
 }
 
-/// Phases of one write follow each other (indexing files, then removing the vanished ones);
-/// the chunk counts are the whole write's, so they carry over from phase to phase.
-impl Progress for ReindexProgress {
-    fn start(&self, phase: &str, total: u64) {
-        let before = self.counts.snapshot();
-        self.counts.start(phase, total);
-        self.counts.chunks_embedded(before.chunks_embedded);
-        self.counts.chunks_written(before.chunks_written);
-    }
-
-    fn advance(&self, done: u64) {
-        self.counts.advance(done);
-    }
-
-    fn finish(&self) {
-        self.counts.finish();
-    }
-
-    fn chunks_embedded(&self, chunks: u64) {
-        self.counts.chunks_embedded(chunks);
-    }
-
-    fn chunks_written(&self, chunks: u64) {
-        self.counts.chunks_written(chunks);
-    }
-
-    fn pages_read(&self, pages: u64) {
-        self.counts.pages_read(pages);
-    }
-
-    fn bytes_expected(&self, bytes: u64) {
-        self.counts.bytes_expected(bytes);
-    }
-
-    fn bytes_done(&self, bytes: u64) {
-        self.counts.bytes_done(bytes);
-    }
-
-    fn bytes_into_file(&self, offset: u64) {
-        self.counts.bytes_into_file(offset);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shiori_engine::Progress;
 
     #[test]
     fn tracks_phases_and_counts_across_a_write() {
         let progress = ReindexProgress::default();
         progress.begin("reindex");
-        progress.start("indexing files", 10);
-        progress.bytes_expected(1_000);
-        progress.advance(7);
-        progress.chunks_embedded(100);
-        progress.chunks_written(100);
-        progress.bytes_done(500);
+        progress.counts().start("indexing files", 10);
+        progress.counts().bytes_expected(1_000);
+        progress.counts().advance(7);
+        progress.counts().chunks_embedded(100);
+        progress.counts().chunks_written(100);
+        progress.counts().bytes_done(500);
         let snapshot = progress.snapshot();
         assert!(snapshot.running);
         assert_eq!((snapshot.progress.done, snapshot.progress.total), (7, 10));
         assert_eq!(snapshot.progress.phase, "indexing files");
         assert!(snapshot.progress.eta_s.is_some(), "half the bytes are done");
-        progress.finish();
-        progress.start("removing files", 2);
+        progress.counts().finish();
+        progress.counts().start("removing files", 2);
         let snapshot = progress.snapshot();
         assert_eq!(
             (snapshot.progress.chunks_embedded, snapshot.progress.done),

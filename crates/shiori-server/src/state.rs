@@ -6,7 +6,7 @@ use crate::progress::ReindexProgress;
 use crate::ServerError;
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use shiori_engine::{Engine, EngineError, Keyring};
+use shiori_engine::{Engine, EngineError, Keyring, ProgressCounts};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
@@ -167,7 +167,7 @@ impl AppState {
     pub async fn write<T: Send + 'static>(
         self: &Arc<Self>,
         operation: &str,
-        work: impl FnOnce(&mut Engine, &ReindexProgress) -> Result<T, ApiError> + Send + 'static,
+        work: impl FnOnce(&mut Engine, &ProgressCounts) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let guard = match Arc::clone(&self.writer).try_lock_owned() {
             Ok(guard) => guard,
@@ -214,11 +214,11 @@ impl AppState {
 
     fn write_blocking<T>(
         &self,
-        work: impl FnOnce(&mut Engine, &ReindexProgress) -> Result<T, ApiError>,
+        work: impl FnOnce(&mut Engine, &ProgressCounts) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
         let serving = self.engine();
         let mut writer = serving.reopen()?;
-        let result = work(&mut writer, &self.progress)?;
+        let result = work(&mut writer, self.progress.counts())?;
         // The writer holds tantivy's writer lock; release it before a reader opens.
         drop(writer);
         self.serve_latest(&serving)?;

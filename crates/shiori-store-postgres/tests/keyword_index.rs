@@ -5,6 +5,7 @@
 
 use shiori_core::Filters;
 use shiori_store::DocumentStore;
+use shiori_store_postgres::test_server::TestServer;
 use shiori_store_postgres::{migrate, PostgresOptions, PostgresStore};
 use std::collections::BTreeMap;
 
@@ -56,17 +57,23 @@ fn count(url: &str, sql: &str) -> i64 {
     client(url).query_one(sql, &[]).unwrap().get(0)
 }
 
-#[test]
-fn a_store_adopts_pg_textsearch_when_init_creates_it_and_refuses_to_lose_it() {
-    let server = started_with_textsearch();
-    let url = server.create_database("adopt").unwrap();
+/// A migrated database `name` whose extension was dropped again, as on a server without it,
+/// and its store (BM25 in SQL).
+fn sql_store(server: &TestServer, name: &str) -> (String, PostgresOptions, PostgresStore) {
+    let url = server.create_database(name).unwrap();
     let postgres = PostgresOptions::new(&url);
     migrate(&postgres).unwrap();
-    // As on a server without the extension.
     client(&url)
         .batch_execute("DROP EXTENSION pg_textsearch")
         .unwrap();
-    let mut store = open_store(&postgres);
+    let store = open_store(&postgres);
+    (url, postgres, store)
+}
+
+#[test]
+fn a_store_adopts_pg_textsearch_when_init_creates_it_and_refuses_to_lose_it() {
+    let server = started_with_textsearch();
+    let (url, postgres, mut store) = sql_store(&server, "adopt");
     assert!(store
         .stats(&Filters::default())
         .unwrap()
@@ -127,13 +134,7 @@ fn a_store_adopts_pg_textsearch_when_init_creates_it_and_refuses_to_lose_it() {
 #[test]
 fn migration_5_writes_the_words_the_writer_writes() {
     let server = started_with_textsearch();
-    let url = server.create_database("backfill").unwrap();
-    let postgres = PostgresOptions::new(&url);
-    migrate(&postgres).unwrap();
-    client(&url)
-        .batch_execute("DROP EXTENSION pg_textsearch")
-        .unwrap();
-    let mut store = open_store(&postgres);
+    let (url, postgres, mut store) = sql_store(&server, "backfill");
     fill(&mut store);
     drop(store);
     let words = |url: &str| -> BTreeMap<i64, Vec<String>> {

@@ -100,6 +100,11 @@ pub(crate) fn chosen_precisions(asked: &[Precision]) -> Vec<Precision> {
 
 fn report(measured: &[Measured], texts: &[&str]) -> Result<Vec<serde_json::Value>> {
     let passages = texts.len();
+    // Tokens, not passages, are what the encoder's cost follows; every precision of one
+    // embedder reads the same tokens.
+    let tokens: Option<usize> = measured
+        .first()
+        .and_then(|m| texts.iter().map(|t| m.embedder.count_tokens(t)).sum());
     let baseline = measured.iter().find(|m| m.precision == Precision::F32);
     let median_rate = |m: &Measured| {
         let mut rates: Vec<f64> = m.seconds.iter().map(|s| passages as f64 / s).collect();
@@ -118,8 +123,6 @@ fn report(measured: &[Measured], texts: &[&str]) -> Result<Vec<serde_json::Value
                 "runs": m.seconds.len(),
                 "passages_per_second": rate,
             });
-            // Tokens, not passages, are what the encoder's cost follows.
-            let tokens: Option<usize> = texts.iter().map(|t| m.embedder.count_tokens(t)).sum();
             if let Some(tokens) = tokens {
                 result["tokens"] = tokens.into();
                 result["tokens_per_second"] = (rate * tokens as f64 / passages as f64).into();

@@ -124,7 +124,7 @@ fn render(results: &[FirstIndex]) -> String {
             format!(
                 "{} ({}): {} files, {} chunks in median {:.1} s over {} runs = {:.1} chunks/s, \
                  {:.2}× the first; {}",
-                format!("{:?}", r.precision).to_lowercase(),
+                r.precision.name(),
                 r.kernel,
                 r.files,
                 r.chunks,

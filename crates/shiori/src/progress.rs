@@ -188,7 +188,8 @@ impl Bar {
 impl Progress for Bar {
     fn start(&self, phase: &str, total: u64) {
         self.end_phase();
-        self.counts.start(phase, total);
+        // Each phase's line counts its own chunks and pages.
+        self.counts.begin(phase, total);
         if self.output == Output::Terminal {
             if let Ok(mut bar) = self.bar.lock() {
                 *bar = Some(self.terminal_bar(phase, total));
