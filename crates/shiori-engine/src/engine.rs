@@ -386,6 +386,7 @@ impl Engine {
         let pipeline = &self.config.pipeline;
         let pipelines = Pipelines {
             corpus: &corpus,
+            embedder: Some(self.embedder.as_ref()),
             models: generation.map(Generation::models).unwrap_or_default(),
             web: generation.and_then(Generation::web),
             prices: generation.map_or(&NO_PRICES, Generation::prices),

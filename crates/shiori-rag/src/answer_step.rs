@@ -8,6 +8,7 @@ use crate::events::{AnswerEvent, Forward};
 use crate::extractive::{
     joined, not_stated_text, quote, quote_each, refuses, Ask, Quoted, REFUSAL_TEXT,
 };
+use crate::meaning::Meaning;
 use crate::pipelines::sources;
 use crate::prompts;
 use crate::run::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
@@ -60,7 +61,7 @@ impl TokenReceiver for Checked<'_, '_> {
     }
 }
 
-impl Run<'_, '_> {
+impl<'a> Run<'_, 'a> {
     /// The final step: answers `question` from numbered `sources`, each sentence checked as
     /// the model writes it.
     pub fn generate(&mut self, question: &str, sources: Vec<Source>) -> Result<Answer, RagError> {
@@ -159,7 +160,12 @@ impl Run<'_, '_> {
             }
             _ => "its reply had no sentence a source supports".to_string(),
         };
-        let mut answer = match quote(question, sources) {
+        let meaning = self.meaning(question);
+        let quoted = quote(question, sources, meaning.as_ref());
+        if let Some(meaning) = &meaning {
+            self.note_failure(meaning);
+        }
+        let mut answer = match quoted {
             Ok(Quoted { text, citations }) => self.send_whole(text, false, citations, sources),
             Err(_) => self.send_whole(CANNOT_ANSWER_TEXT.to_string(), true, Vec::new(), sources),
         };
@@ -167,6 +173,34 @@ impl Run<'_, '_> {
             "the answer model's reply was not used ({why}): answered with the sentences quoted from the sources"
         ));
         answer
+    }
+
+    /// The meaning of `question` the embedder gives, to weigh quoted sentences by; `None` without
+    /// an embedder, or when it fails (noted in the trace: sentences are then chosen by their
+    /// shared words alone).
+    fn meaning(&mut self, question: &str) -> Option<Meaning<'a>> {
+        let embedder = self.p.embedder?;
+        let started = Instant::now();
+        let meaning = Meaning::of(embedder, question);
+        self.embed_ms += started.elapsed().as_secs_f64() * 1000.0;
+        meaning
+            .map_err(|error| {
+                let why = format!(
+                    "the embedder failed ({error}): sentences weighed by shared words alone"
+                );
+                self.trace.note("meaning", summary(question), why, 0.0);
+            })
+            .ok()
+    }
+
+    /// Notes in the trace that the embedder failed to weigh `meaning`'s candidates.
+    fn note_failure(&mut self, meaning: &Meaning) {
+        if let Some(error) = meaning.take_failure() {
+            let why =
+                format!("the embedder failed ({error}): sentences weighed by shared words alone");
+            self.trace
+                .note("meaning", "the candidate sentences", why, 0.0);
+        }
     }
 
     /// Records what the checker kept and removed as the `check_citations` step.
@@ -235,15 +269,24 @@ impl Run<'_, '_> {
     /// to the listener whole (nothing is generated). Asks that nothing answers are left out;
     /// when none is answered, the answer is a refusal.
     pub fn extractive(&mut self, asks: &[(String, Retrieval)]) -> Answer {
+        let meanings: Vec<Option<Meaning>> = asks
+            .iter()
+            .map(|(question, _)| self.meaning(question))
+            .collect();
         let each: Vec<Ask<'_>> = asks
             .iter()
-            .map(|(question, retrieval)| Ask {
+            .zip(&meanings)
+            .map(|((question, retrieval), meaning)| Ask {
                 question,
+                meaning: meaning.as_ref(),
                 sources: sources(&retrieval.hits),
                 refused: refuses(&retrieval.hits, &retrieval.verdict),
             })
             .collect();
         let (answers, sources) = quote_each(&each);
+        for meaning in meanings.iter().flatten() {
+            self.note_failure(meaning);
+        }
         for ((ask, retrieval), answer) in asks.iter().zip(&answers) {
             let output = match answer {
                 Ok(quoted) => format!("quoted {}", summary(&quoted.text)),
@@ -464,5 +507,93 @@ mod tests {
         let degraded = answer.degraded.unwrap_or_default();
         assert!(degraded.contains("ran out of time"), "{degraded}");
         assert_eq!(answer.trace.pipeline, "extractive");
+    }
+
+    /// An embedder over real HTTP whose vectors a script gives: the question (the text that
+    /// ends with `?`), and any text naming Sunday, point one way, every other text the other. A
+    /// request with a text that holds `fail_on` is answered with an error.
+    fn scripted_embedder(
+        fail_on: Option<&'static str>,
+    ) -> (shiori_mock::MockServer, shiori_llm::ApiEmbedder) {
+        use serde_json::{json, Value};
+        let server = shiori_mock::MockServer::start(move |request| {
+            let inputs = request.json()["input"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let texts: Vec<&str> = inputs.iter().filter_map(Value::as_str).collect();
+            if fail_on.is_some_and(|marker| texts.iter().any(|text| text.contains(marker))) {
+                return shiori_mock::Reply::status(400, "embedder refused the request");
+            }
+            let data: Vec<Value> = texts
+                .iter()
+                .enumerate()
+                .map(|(index, text)| {
+                    let vector = match text.contains("Sunday") || text.ends_with('?') {
+                        true => [1.0, 0.0],
+                        false => [0.0, 1.0],
+                    };
+                    json!({"index": index, "embedding": vector})
+                })
+                .collect();
+            shiori_mock::Reply::json(json!({"data": data}))
+        });
+        let endpoint = shiori_llm::Endpoint::new(server.url());
+        let embedder = shiori_llm::ApiEmbedder::new(
+            shiori_llm::EmbeddingProtocol::OpenAi,
+            endpoint,
+            "scripted",
+            Some(2),
+        )
+        .unwrap();
+        (server, embedder)
+    }
+
+    #[test]
+    fn the_embedder_chooses_the_quoted_sentence_and_shared_words_do_when_it_fails() {
+        let tock =
+            "The weekly period lasts one week, beginning on Sunday and ending on Saturday.\n\
+            Submit your timecard each week by the end of the day on Friday, so that your \
+            supervisor can approve the week before the pay period closes on the next Monday, \
+            and keep a note of any day you could not record that week for your supervisor.\n\
+            Each day of the week appears as a column, so you can spread your hours across the \
+            days you worked and correct any day of the week until you submit it.";
+        let corpus = FixedCorpus::new(&[("tock", tock)]);
+        let prices = PriceTable::default();
+        let question = "what days does a tock week run?";
+        let (_server, embedder) = scripted_embedder(None);
+        let mut pipelines = crate::test_support::no_model_pipelines(&corpus, &prices);
+        pipelines.embedder = Some(&embedder);
+        let answer = pipelines.run(question, PipelineKind::Extractive).unwrap();
+        assert!(
+            answer.answer.contains("beginning on Sunday"),
+            "{}",
+            answer.answer
+        );
+        assert!(answer.trace.steps.iter().all(|step| step.step != "meaning"));
+
+        // The question's embedding fails, or the sentences'.
+        for fail_on in ["?", "Sunday"] {
+            let (_down, failing) = scripted_embedder(Some(fail_on));
+            let mut pipelines = crate::test_support::no_model_pipelines(&corpus, &prices);
+            pipelines.embedder = Some(&failing);
+            let answer = pipelines.run(question, PipelineKind::Extractive).unwrap();
+            assert!(!answer.refused, "{answer:?}");
+            assert!(
+                !answer.answer.contains("Sunday"),
+                "the words alone choose the sentences about days of the week: {}",
+                answer.answer
+            );
+            let noted = answer
+                .trace
+                .steps
+                .iter()
+                .find(|step| step.step == "meaning");
+            assert!(
+                noted.is_some_and(|step| step.output.contains("embedder failed")),
+                "{fail_on}: {:?}",
+                answer.trace.steps
+            );
+        }
     }
 }

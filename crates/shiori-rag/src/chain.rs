@@ -168,6 +168,7 @@ mod tests {
     ) -> Pipelines<'a> {
         Pipelines {
             corpus,
+            embedder: None,
             models: Models {
                 answer,
                 grade: None,

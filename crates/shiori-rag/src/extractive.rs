@@ -2,6 +2,7 @@
 //! cited and marked in their source, or a refusal when nothing retrieved is relevant enough.
 
 use crate::asked::Asked;
+use crate::meaning::Meaning;
 use crate::sentences::{extract, NotQuoted};
 use shiori_core::{Citation, Hit, Quote, RelevanceVerdict, Source};
 
@@ -33,8 +34,12 @@ pub(crate) fn not_stated_text(wanted: Asked) -> String {
 
 /// The sentences of `sources` (best first) that answer `question`, followed by the `[n]` of
 /// their source.
-pub(crate) fn quote(question: &str, sources: &[Source]) -> Result<Quoted, NotQuoted> {
-    let (sentences, index, citation) = quote_one(question, sources)?;
+pub(crate) fn quote(
+    question: &str,
+    sources: &[Source],
+    meaning: Option<&Meaning>,
+) -> Result<Quoted, NotQuoted> {
+    let (sentences, index, citation) = quote_one(question, sources, meaning)?;
     Ok(Quoted {
         text: format!("{sentences} [{}]", index + 1),
         citations: vec![citation],
@@ -45,6 +50,8 @@ pub(crate) fn quote(question: &str, sources: &[Source]) -> Result<Quoted, NotQuo
 #[derive(Clone)]
 pub(crate) struct Ask<'a> {
     pub question: &'a str,
+    /// The question's meaning, when an embedder weighs the candidates.
+    pub meaning: Option<&'a Meaning<'a>>,
     pub sources: Vec<Source>,
     /// The retrieval's verdict: nothing found is relevant enough to quote.
     pub refused: bool,
@@ -64,13 +71,15 @@ pub(crate) fn quote_each(asks: &[Ask<'_>]) -> (Vec<Result<Quoted, NotQuoted>>, V
         let quoted = if ask.refused || ask.sources.is_empty() {
             Err(NotQuoted::Nothing)
         } else {
-            quote_one(ask.question, &ask.sources).map(|(sentences, index, mut citation)| {
-                citation.number = places[index] + 1;
-                Quoted {
-                    text: format!("{sentences} [{}]", citation.number),
-                    citations: vec![citation],
-                }
-            })
+            quote_one(ask.question, &ask.sources, ask.meaning).map(
+                |(sentences, index, mut citation)| {
+                    citation.number = places[index] + 1;
+                    Quoted {
+                        text: format!("{sentences} [{}]", citation.number),
+                        citations: vec![citation],
+                    }
+                },
+            )
         };
         answers.push(quoted);
     }
@@ -130,8 +139,12 @@ fn place_in(merged: &mut Vec<Source>, source: &Source) -> usize {
 
 /// The quoted sentences of `question`'s answer in `sources`, the index of their source and its
 /// citation (numbered by its place in `sources`, marked with the quotes).
-fn quote_one(question: &str, sources: &[Source]) -> Result<(String, usize, Citation), NotQuoted> {
-    let extracted = extract(question, sources)?;
+fn quote_one(
+    question: &str,
+    sources: &[Source],
+    meaning: Option<&Meaning>,
+) -> Result<(String, usize, Citation), NotQuoted> {
+    let extracted = extract(question, sources, meaning)?;
     let source = &sources[extracted.source];
     let sentences: Vec<&str> = extracted
         .quotes
@@ -158,7 +171,7 @@ mod tests {
             source("休暇", "入社日に10日付与されます。有給休暇は年間20日です。"),
             source("Plans", "Business costs $29 per user per month."),
         ];
-        let quoted = quote("有給休暇について教えてください", &sources).unwrap();
+        let quoted = quote("有給休暇について教えてください", &sources, None).unwrap();
         assert_eq!(
             quoted.text,
             "入社日に10日付与されます。 有給休暇は年間20日です。 [1]"
@@ -171,7 +184,7 @@ mod tests {
             citation.quotes,
             [Quote { start: 0, end: 14 }, Quote { start: 14, end: 27 }]
         );
-        let counted = quote("有給休暇は年間何日ですか？", &sources).unwrap();
+        let counted = quote("有給休暇は年間何日ですか？", &sources, None).unwrap();
         assert_eq!(
             counted.text, "有給休暇は年間20日です。 [1]",
             "the sentence that states the number asked for, alone"
@@ -189,16 +202,19 @@ mod tests {
         let credit = source("Credit", "You may keep at most 24 credit hours banked.");
         let asks = [
             Ask {
+                meaning: None,
                 question: "what is the cap on carrying over annual leave",
                 sources: vec![leave.clone(), credit.clone()],
                 refused: false,
             },
             Ask {
+                meaning: None,
                 question: "how many credit hours can I keep banked?",
                 sources: vec![credit.clone(), leave.clone()],
                 refused: false,
             },
             Ask {
+                meaning: None,
                 question: "which floor is the office on?",
                 sources: vec![source("Office", "The office is on floor 35.")],
                 refused: true,

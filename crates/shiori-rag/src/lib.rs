@@ -22,6 +22,7 @@ mod fuse;
 mod gate;
 mod kind;
 mod markup;
+mod meaning;
 mod pipelines;
 mod prompts;
 mod run;

@@ -8,8 +8,8 @@ use crate::fuse;
 use crate::kind::PipelineKind;
 use shiori_core::Retrieval;
 use shiori_core::{
-    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Hit, PriceTable, Source, Timings,
-    TokenReceiver, Trace, TraceStep, WebSearch,
+    Answer, ChatError, ChatModel, ChatRequest, ChatResponse, Embedder, Hit, PriceTable, Source,
+    Timings, TokenReceiver, Trace, TraceStep, WebSearch,
 };
 use std::time::Instant;
 
@@ -54,6 +54,9 @@ pub struct PipelineParams {
 /// Everything the pipelines use.
 pub struct Pipelines<'a> {
     pub corpus: &'a dyn Corpus,
+    /// The corpus's embedder: a quoted answer's sentences are weighed by how near their meaning
+    /// is to the question's; `None` weighs them by shared words alone.
+    pub embedder: Option<&'a dyn Embedder>,
     pub models: Models<'a>,
     pub web: Option<&'a dyn WebSearch>,
     pub prices: &'a PriceTable,
@@ -69,7 +72,7 @@ pub(crate) struct Run<'p, 'a> {
     reported: usize,
     pub(crate) started: Instant,
     pub(crate) first_token_ms: Option<f64>,
-    embed_ms: f64,
+    pub(crate) embed_ms: f64,
     retrieve_ms: f64,
     /// The gate's retrieval of the question with its `k`, taken by the first [`Run::retrieve`]
     /// of the same query instead of searching again.

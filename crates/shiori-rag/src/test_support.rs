@@ -190,6 +190,7 @@ pub fn one_model_pipelines<'a>(
 ) -> Pipelines<'a> {
     Pipelines {
         corpus,
+        embedder: None,
         models: Models {
             answer: Some(model),
             ..Models::default()
@@ -201,6 +202,18 @@ pub fn one_model_pipelines<'a>(
 }
 
 /// Sizes for tests. Not defaults: the engine's `[pipeline]` holds those, one per setting.
+/// Pipelines without a chat model or an embedder: the extractive answer by shared words.
+pub fn no_model_pipelines<'a>(corpus: &'a dyn Corpus, prices: &'a PriceTable) -> Pipelines<'a> {
+    Pipelines {
+        corpus,
+        embedder: None,
+        models: Models::default(),
+        web: None,
+        prices,
+        params: test_params(),
+    }
+}
+
 pub fn test_params() -> PipelineParams {
     PipelineParams {
         top_k: 5,

@@ -184,6 +184,38 @@ fn the_quickstart_questions_with_init_defaults_are_answered_in_content() {
     assert_eq!(peru["refused"], true, "{peru}");
 }
 
+/// The default embedder chooses the quoted sentence by what it means, not only by the words it
+/// shares: "what days does a Tock week run?" shares "week" and "day" with the sentences about
+/// submitting a timecard on Friday, and none but "week" with the one that answers it (a week
+/// "beginning on Sunday and ending on Saturday"), which shared words alone left out.
+#[test]
+fn the_quoted_sentence_is_the_one_that_answers_not_the_one_that_shares_words() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("tock.md"),
+        "# Tock time tracking\n\n\
+         Tock is where every employee records the hours they worked on each project.\n\
+         The weekly time reporting period lasts one week, beginning on Sunday and ending on Saturday.\n\
+         You must review and submit your timecard each week by the end of the day on Friday.\n\
+         When submitting your timecard, choose the correct week for your entries from the list on the home page.\n\
+         If you forget a week, your supervisor will remind you on Monday and you can still submit the late week.\n\
+         Each day of the week appears as a column, so you can spread your hours across the days you worked.\n",
+    )
+    .unwrap();
+    let data = work.path().join("data");
+    run_json(&data, &["init"]);
+    index(&data, &corpus);
+    let answer = run_json(&data, &["ask", "what days does a Tock week run?"]);
+    let text = answer["answer"].as_str().unwrap();
+    assert_eq!(answer["refused"], false, "{answer}");
+    assert!(
+        text.contains("beginning on Sunday and ending on Saturday"),
+        "{text}"
+    );
+}
+
 /// trec_eval's view of a run: per query, the documents ordered by score (ties: larger id first),
 /// the first ten kept.
 fn trec_ranking(run: &str) -> std::collections::HashMap<String, Vec<String>> {

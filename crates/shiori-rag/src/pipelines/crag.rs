@@ -351,6 +351,7 @@ mod grading_tests {
         let prices = prices();
         let pipelines = Pipelines {
             corpus: &corpus,
+            embedder: None,
             models: Models {
                 answer: Some(&strong as &dyn ChatModel),
                 grade: Some(&cheap as &dyn ChatModel),
