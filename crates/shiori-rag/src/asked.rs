@@ -35,6 +35,7 @@ const WORDINGS: [(Asked, &[&str]); 4] = [
             "reimburse",
             "fee",
             "salary",
+            "bonus",
             "dollar",
             "dollars",
             "いくら",
@@ -203,20 +204,24 @@ fn contains_wording(text: &str, wording: &str) -> bool {
 
 /// Whether `sentence` states the kind of thing `asked` names.
 pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
+    let sentence = without_list_mark(sentence);
     let has_digit = sentence
         .chars()
         .any(|c| c.is_ascii_digit() || ('０'..='９').contains(&c));
     let lower = sentence.to_lowercase();
     let any = |words: &[&str]| words.iter().any(|word| lower.contains(word));
+    // Whole words: "half" is no number in "on behalf of", nor "eur" a currency in "Europe".
+    let any_word = |words: &[&str]| words.iter().any(|word| contains_wording(&lower, word));
+    let currency = any(&CURRENCY_SIGNS) || any_word(&CURRENCY_WORDS);
     match asked {
         Asked::Amount => {
-            (has_digit || any(&KANJI_NUMBERS)) && (any(&CURRENCIES) || lower.contains('%'))
+            (has_digit || any(&KANJI_NUMBERS)) && (currency || lower.contains('%'))
                 || any(&["free", "no cost", "無料", "全額", "実費"])
         }
-        Asked::Number => has_digit || any(&KANJI_NUMBERS) || any(&NUMBER_WORDS),
+        Asked::Number => has_digit || any(&KANJI_NUMBERS) || any_word(&NUMBER_WORDS),
         Asked::Clock => states_a_time_of_day(&lower),
         Asked::Time => {
-            (has_digit || any(&KANJI_NUMBERS) || any(&NUMBER_WORDS)) && any(&TIME_UNITS)
+            (has_digit || any(&KANJI_NUMBERS) || any_word(&NUMBER_WORDS)) && any(&TIME_UNITS)
                 || any(&TIME_WORDS)
         }
         Asked::Ruling => {
@@ -225,6 +230,26 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
                 || RULINGS.iter().any(|word| contains_wording(&lower, word))
         }
     }
+}
+
+/// `sentence` without the mark that numbers it in a list (`2. Click on the TSP tile`, `(3)`,
+/// `1)`, `①`): a step's place in a list states no number of what was asked.
+fn without_list_mark(sentence: &str) -> &str {
+    let trimmed = sentence.trim_start();
+    let circled = trimmed.strip_prefix(|c: char| ('①'..='⑳').contains(&c));
+    let numbered = || {
+        let inner = trimmed.strip_prefix(['(', '（']).unwrap_or(trimmed);
+        let rest = inner.trim_start_matches(|c: char| c.is_ascii_digit());
+        let digits = inner.len() - rest.len();
+        let closed = rest.strip_prefix(['.', ')', '）', '．']);
+        (digits > 0 && digits <= 2).then_some(closed).flatten()
+    };
+    circled
+        .or_else(numbered)
+        .filter(|rest| {
+            rest.starts_with(char::is_whitespace) || !rest.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .unwrap_or(sentence)
 }
 
 /// Whether a sentence (lower-cased) states a time of day: `9:30`, `11時45分`, `17時まで`
@@ -412,8 +437,9 @@ const JAPANESE_RULINGS: [&str; 10] = [
     "可能",
 ];
 
-const CURRENCIES: [&str; 12] = [
-    "$", "¥", "€", "£", "円", "ドル", "usd", "jpy", "eur", "dollar", "yen", "euro",
+const CURRENCY_SIGNS: [&str; 6] = ["$", "¥", "€", "£", "円", "ドル"];
+const CURRENCY_WORDS: [&str; 8] = [
+    "usd", "jpy", "eur", "dollar", "dollars", "yen", "euro", "euros",
 ];
 const KANJI_NUMBERS: [&str; 10] = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十"];
 const NUMBER_WORDS: [&str; 14] = [
@@ -525,6 +551,7 @@ mod tests {
             ),
             ("what date is payday?", Some(Asked::Time)),
             ("what budget do we have for books?", Some(Asked::Amount)),
+            ("what's the referral bonus?", Some(Asked::Amount)),
             ("デンキヤギの法定休日は何曜日？", None),
             ("How do I request leave?", None),
             ("Tell me about leave", None),
@@ -535,6 +562,31 @@ mod tests {
         ] {
             assert_eq!(asked(question), kind, "{question}");
         }
+    }
+
+    #[test]
+    fn a_place_in_a_list_states_no_number() {
+        for step in [
+            "2. Click on the TSP tile to edit your contributions",
+            "(3) Send the form",
+            "1) Log in",
+            "① 申請書を出す",
+        ] {
+            assert!(!states(step, Asked::Number), "{step}");
+        }
+        for stated in [
+            "2. Contribute up to 5% of your pay",
+            "2.5 hours a week",
+            "1. 本人が結婚したとき・・・5日",
+            "10 days of leave",
+            "Give it half a day",
+        ] {
+            assert!(states(stated, Asked::Number), "{stated}");
+        }
+        let speaking = "You'll discuss the work you do on behalf of GSA, often in Europe.";
+        assert!(!states(speaking, Asked::Number), "behalf, often");
+        assert!(!states("Europe has 27 states.", Asked::Amount));
+        assert!(states("It costs 20 euros.", Asked::Amount));
     }
 
     #[test]
