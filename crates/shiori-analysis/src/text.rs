@@ -83,6 +83,17 @@ fn is_full_stop(c: char) -> bool {
     matches!(c, '。' | '！' | '？' | '!' | '?' | '\n')
 }
 
+/// Whether the `!` or `?` at `index` is part of a word, not its sentence's end: a letter or a
+/// digit follows it at once, as in a chat command (`!ic page`), a brand (`Yahoo!Japan`) or a
+/// URL's query (`?id=3`).
+fn inside_a_word(text: &str, index: usize, c: char) -> bool {
+    matches!(c, '!' | '?')
+        && text[index + c.len_utf8()..]
+            .chars()
+            .next()
+            .is_some_and(|next| next.is_ascii_alphanumeric())
+}
+
 /// Closing quotes and brackets that belong to the sentence they follow (`「…。」`).
 fn is_closing(c: char) -> bool {
     matches!(c, '」' | '』' | '）' | ')' | '"' | '\'' | '”' | '’' | ']')
@@ -142,7 +153,8 @@ pub fn sentence_ranges(text: &str) -> Vec<Range<usize>> {
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((index, c)) = chars.next() {
-        let ends = is_full_stop(c) || (c == '.' && dot_ends_sentence(text, index));
+        let ends = (is_full_stop(c) && !inside_a_word(text, index, c))
+            || (c == '.' && dot_ends_sentence(text, index));
         if !ends {
             continue;
         }
@@ -233,6 +245,20 @@ mod tests {
                 "梅雨は雨季の一種である。",
                 "「入梅」と呼ぶ。」",
                 "北海道には梅雨がない"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mark_inside_a_word_ends_no_sentence() {
+        assert_eq!(
+            sentences("Slackコマンド!ic page を使用して通知します。ない! 聞いてみましょう。See ?id=3 now? Yes"),
+            [
+                "Slackコマンド!ic page を使用して通知します。",
+                "ない!",
+                "聞いてみましょう。",
+                "See ?id=3 now?",
+                "Yes"
             ]
         );
     }

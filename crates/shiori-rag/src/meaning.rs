@@ -8,24 +8,43 @@
 use shiori_core::{EmbedError, Embedder};
 use std::cell::RefCell;
 
-/// The question's vector, against which candidates are weighed.
+/// How near a candidate is in meaning to the newest question alone, which decides among a
+/// source's sentences (as its words do), and to the question as retrieval searched it, which
+/// decides between sources: "What about the Starter plan?" after a question on the Business
+/// plan's rate limits quotes the Starter plan's rate limit, not its price.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Nearness {
+    pub newest: f64,
+    pub searched: f64,
+}
+
+/// The question's vectors, against which candidates are weighed.
 pub(crate) struct Meaning<'e> {
     embedder: &'e dyn Embedder,
-    question: Vec<f32>,
+    newest: Vec<f32>,
+    /// The question as retrieval searched it, when it is more than the newest question (a
+    /// follow-up that leans on the questions before it comes with them, a line each).
+    searched: Option<Vec<f32>>,
     /// The embedder's first failure to embed candidates, for the answer's trace.
     failure: RefCell<Option<EmbedError>>,
 }
 
 impl<'e> Meaning<'e> {
-    /// The meaning of the newest question (the first line of `question`).
+    /// The meaning of `question`: its first line is the newest question, the lines after it
+    /// the questions it leans on.
     pub(crate) fn of(
         embedder: &'e dyn Embedder,
         question: &str,
     ) -> Result<Meaning<'e>, EmbedError> {
         let newest = question.lines().next().unwrap_or_default();
+        let searched = match question.trim() == newest.trim() {
+            true => None,
+            false => Some(embedder.embed_query(question)?),
+        };
         Ok(Meaning {
             embedder,
-            question: embedder.embed_query(newest)?,
+            newest: embedder.embed_query(newest)?,
+            searched,
             failure: RefCell::new(None),
         })
     }
@@ -35,11 +54,11 @@ impl<'e> Meaning<'e> {
         self.failure.borrow_mut().take()
     }
 
-    /// Each `(title, candidate)`'s cosine with the question, the candidate read under its
+    /// Each `(title, candidate)`'s cosines with the question, the candidate read under its
     /// source's title (`Pages › New York › Getting in`): a sentence alone often names nothing
     /// of its topic ("It is on floor 55."). `None` when the embedder fails (kept for
     /// [`Meaning::take_failure`]): the words alone weigh the candidates then.
-    pub(crate) fn nearness(&self, candidates: &[(&str, &str)]) -> Option<Vec<f64>> {
+    pub(crate) fn nearness(&self, candidates: &[(&str, &str)]) -> Option<Vec<Nearness>> {
         let texts: Vec<String> = candidates
             .iter()
             .map(|(title, candidate)| match title.trim() {
@@ -52,7 +71,14 @@ impl<'e> Meaning<'e> {
             Ok(vectors) => Some(
                 vectors
                     .iter()
-                    .map(|vector| dot(vector, &self.question))
+                    .map(|vector| {
+                        let newest = dot(vector, &self.newest);
+                        let searched = self
+                            .searched
+                            .as_ref()
+                            .map_or(newest, |searched| dot(vector, searched));
+                        Nearness { newest, searched }
+                    })
                     .collect(),
             ),
             Err(error) => {

@@ -19,7 +19,7 @@
 //! ("…場合がある。このような梅雨を空梅雨という。").
 
 use crate::asked::{asked, asks_for_steps, states, Asked};
-use crate::meaning::Meaning;
+use crate::meaning::{Meaning, Nearness};
 use shiori_analysis::text::{sentence_ranges, stemmed_terms};
 use shiori_analysis::{detect_script, Script};
 use shiori_core::Source;
@@ -161,7 +161,7 @@ fn nearness(
     meaning: &Meaning,
     read: &[(usize, &Source)],
     each: &[Vec<Candidate>],
-) -> Option<Vec<f64>> {
+) -> Option<Vec<Nearness>> {
     let texts: Vec<(&str, &str)> = each
         .iter()
         .zip(read)
@@ -239,7 +239,8 @@ struct Score {
     newest: f64,
     /// The weight of all the questions' words it holds.
     earlier: f64,
-    /// Its nearness in meaning to the newest question (0 without an embedder).
+    /// Its nearness in meaning to the question as retrieval searched it (0 without an
+    /// embedder), which compares it with another source's.
     near: f64,
     /// How many of the newest question's words it holds.
     shared: usize,
@@ -281,7 +282,7 @@ impl Ranked {
         question: &Question,
         text: &str,
         candidates: Vec<Candidate>,
-        near: Option<&[f64]>,
+        near: Option<&[Nearness]>,
     ) -> Option<Ranked> {
         if candidates.is_empty() {
             return None;
@@ -302,7 +303,7 @@ impl Ranked {
         // same: the embedder finds the answer a colloquial question paraphrases, the words the
         // one a question copies.
         let blend: Vec<f64> = match near {
-            Some(near) => standard(near)
+            Some(near) => standard(&near.iter().map(|near| near.newest).collect::<Vec<_>>())
                 .iter()
                 .zip(standard(&newest))
                 .map(|(a, b)| a + b)
@@ -334,7 +335,7 @@ impl Ranked {
                 blend: blend[index],
                 newest: newest[index],
                 earlier: score(&question.all, candidate),
-                near: near.map_or(0.0, |near| near[index]),
+                near: near.map_or(0.0, |near| near[index].searched),
                 shared: question.newest.intersection(&candidate.terms).count(),
             })
             .collect();
@@ -756,7 +757,21 @@ mod tests {
                     Submit the week by Friday.\n\
                     Ask your supervisor about overtime.";
         let ranked = |text: &str, near: Option<&[f64]>| {
-            Ranked::new(&question, text, candidates_of(&question, text), near).unwrap()
+            let near: Option<Vec<Nearness>> = near.map(|near| {
+                near.iter()
+                    .map(|&cosine| Nearness {
+                        newest: cosine,
+                        searched: cosine,
+                    })
+                    .collect()
+            });
+            Ranked::new(
+                &question,
+                text,
+                candidates_of(&question, text),
+                near.as_deref(),
+            )
+            .unwrap()
         };
         assert_eq!(ranked(text, None).order[0], 0, "by words: day and week");
         let first = ranked(text, Some(&[0.70, 0.95, 0.80, 0.75]));
