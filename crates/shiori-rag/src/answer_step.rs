@@ -15,7 +15,7 @@ use crate::run::{summary, Run, ANSWER_STEP, CANNOT_ANSWER_TEXT};
 use crate::sentences::NotQuoted;
 use crate::verify::{Checker, Stop};
 use crate::RagError;
-use shiori_core::{Answer, ChatError, ChatResponse, Retrieval, Source, TokenReceiver};
+use shiori_core::{Answer, ChatError, ChatResponse, EmbedError, Retrieval, Source, TokenReceiver};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -177,30 +177,24 @@ impl<'a> Run<'_, 'a> {
 
     /// The meaning of `question` the embedder gives, to weigh quoted sentences by; `None` without
     /// an embedder, or when it fails (noted in the trace: sentences are then chosen by their
-    /// shared words alone).
+    /// shared words alone). Its time is the answer's (`answer_ms`), not retrieval's.
     fn meaning(&mut self, question: &str) -> Option<Meaning<'a>> {
         let embedder = self.p.embedder?;
-        let started = Instant::now();
-        let meaning = Meaning::of(embedder, question);
-        self.embed_ms += started.elapsed().as_secs_f64() * 1000.0;
-        meaning
-            .map_err(|error| {
-                let why = format!(
-                    "the embedder failed ({error}): sentences weighed by shared words alone"
-                );
-                self.trace.note("meaning", summary(question), why, 0.0);
-            })
+        Meaning::of(embedder, question)
+            .map_err(|error| self.note_embedder_failure(summary(question), &error))
             .ok()
     }
 
-    /// Notes in the trace that the embedder failed to weigh `meaning`'s candidates.
+    /// Notes in the trace that the embedder failed to weigh `meaning`'s candidates, if it did.
     fn note_failure(&mut self, meaning: &Meaning) {
         if let Some(error) = meaning.take_failure() {
-            let why =
-                format!("the embedder failed ({error}): sentences weighed by shared words alone");
-            self.trace
-                .note("meaning", "the candidate sentences", why, 0.0);
+            self.note_embedder_failure("the candidate sentences".to_string(), &error);
         }
+    }
+
+    fn note_embedder_failure(&mut self, input: String, error: &EmbedError) {
+        let why = format!("the embedder failed ({error}): sentences weighed by shared words alone");
+        self.trace.note("meaning", input, why, 0.0);
     }
 
     /// Records what the checker kept and removed as the `check_citations` step.

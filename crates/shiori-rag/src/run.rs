@@ -72,7 +72,7 @@ pub(crate) struct Run<'p, 'a> {
     reported: usize,
     pub(crate) started: Instant,
     pub(crate) first_token_ms: Option<f64>,
-    pub(crate) embed_ms: f64,
+    embed_ms: f64,
     retrieve_ms: f64,
     /// The gate's retrieval of the question with its `k`, taken by the first [`Run::retrieve`]
     /// of the same query instead of searching again.

@@ -67,8 +67,9 @@ pub(crate) enum NotQuoted {
 /// alone); only a source none of whose sentences shares a word of the question gives way. With
 /// one, a later source's best sentence is quoted instead when it is nearer the question in
 /// meaning and holds as many of its words ([`Ranked::beats`]): the answer is often in the
-/// chunk after the one that names the topic (handbook-en-dev 0.573 → 0.616 of questions
-/// right, handbook-ja-dev 0.533 → 0.585, jsquad-valid 0.859 → 0.863). When the question asks
+/// chunk after the one that names the topic (against quoting the best source alone, both
+/// weighed by meaning: handbook-en-dev 0.562 → 0.616 of questions right, handbook-ja-dev 0.556
+/// → 0.585, jsquad-valid 0.859 → 0.863). When the question asks
 /// for an amount, a number or a time, only a source that states one in a sentence on the
 /// question's topic (sharing its words, or beside the one sharing the most) is quoted; when
 /// none of the [`SOURCES_READ`] does so for an amount or a number, nothing is: the realistic
