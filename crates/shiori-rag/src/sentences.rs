@@ -418,25 +418,34 @@ impl Ranked {
     /// The lines that make `lead` readable as part of a list: the line that introduces the
     /// list item `lead` is (`Three to five weeks in advance for:` above `Conferences that cost
     /// more than $2,500`), or the items that follow a `lead` introducing them
-    /// (`…以下の事項を届け出なければならない。` above `1. 受診する病院`), nearest first.
+    /// (`…以下の事項を届け出なければならない。` above `1. 受診する病院`), nearest first. When
+    /// steps are asked for, an item comes with its whole list: the step nearest the question
+    /// ("Click on the Mac search tool") is one of several the reader needs.
     fn list_of(&self, lead: usize, text: &str) -> Vec<usize> {
         let on_own_line = |index: usize| starts_line(text, self.candidates[index].range.start);
         let sentence = |index: usize| &text[self.candidates[index].range.clone()];
-        if introduces(sentence(lead)) {
-            return (lead + 1..self.candidates.len())
+        let items_after = |intro: usize| {
+            (intro + 1..self.candidates.len())
                 .take_while(|&index| on_own_line(index) && is_item(sentence(index)))
-                .collect();
+                .collect::<Vec<usize>>()
+        };
+        if introduces(sentence(lead)) {
+            return items_after(lead);
         }
         if !on_own_line(lead) {
             return Vec::new();
         }
-        (0..lead)
+        let intro = (0..lead)
             .rev()
             .take(LIST_ITEMS)
             .take_while(|&index| on_own_line(index))
-            .find(|&index| introduces(sentence(index)))
-            .into_iter()
-            .collect()
+            .find(|&index| introduces(sentence(index)));
+        match intro {
+            Some(intro) if self.steps => std::iter::once(intro)
+                .chain(items_after(intro).into_iter().filter(|&item| item != lead))
+                .collect(),
+            intro => intro.into_iter().collect(),
+        }
     }
 }
 
@@ -720,6 +729,11 @@ mod tests {
         );
         assert_eq!(steps.len(), 5, "{steps:?}");
         assert!(steps[4].contains("coreaudiod"), "{steps:?}");
+        let from_a_step = quoted("how do I run coreaudiod?", &sources);
+        assert_eq!(
+            from_a_step, steps,
+            "the step that shares the words comes with its whole list"
+        );
         let cut = quoted("why did my audio in Meet stop working?", &sources);
         assert!(
             cut.len() < 5,
