@@ -5,7 +5,7 @@
 //! the embedder, trained to find the passage that answers a query, finds the one that answers
 //! it ("a week beginning on Sunday and ending on Saturday").
 
-use shiori_core::{EmbedError, Embedder};
+use shiori_core::{embedding_input, EmbedError, Embedder};
 use std::cell::RefCell;
 
 /// How near a candidate is in meaning to the newest question alone, which decides among a
@@ -55,16 +55,14 @@ impl<'e> Meaning<'e> {
     }
 
     /// Each `(title, candidate)`'s cosines with the question, the candidate read under its
-    /// source's title (`Pages › New York › Getting in`): a sentence alone often names nothing
+    /// source's title (`Pages › New York › Getting in`) as a chunk is embedded under its own
+    /// ([`embedding_input`]): a sentence alone often names nothing
     /// of its topic ("It is on floor 55."). `None` when the embedder fails (kept for
     /// [`Meaning::take_failure`]): the words alone weigh the candidates then.
     pub(crate) fn nearness(&self, candidates: &[(&str, &str)]) -> Option<Vec<Nearness>> {
         let texts: Vec<String> = candidates
             .iter()
-            .map(|(title, candidate)| match title.trim() {
-                "" => candidate.to_string(),
-                title => format!("{title}: {candidate}"),
-            })
+            .map(|(title, candidate)| embedding_input(title.trim(), candidate))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         match self.embedder.embed_passages(&refs) {
