@@ -165,6 +165,10 @@ pub struct Retrieval {
     pub stages: RetrievalStages,
     /// The reranker that reordered `hits`; `None` when they are in the retrievers' order.
     pub reranked: Option<Reranked>,
+    /// The query as the embedder embedded it, for a later step that weighs text against the
+    /// same question (the quoted answer's sentences) without embedding it again; `None` when
+    /// nothing was embedded.
+    pub query_vector: Option<Vec<f32>>,
 }
 
 /// Milliseconds in each stage of ranking, after the query is embedded.

@@ -160,7 +160,7 @@ impl<'a> Run<'_, 'a> {
             }
             _ => "its reply had no sentence a source supports".to_string(),
         };
-        let meaning = self.meaning(question);
+        let meaning = self.meaning(question, None);
         let quoted = quote(question, sources, meaning.as_ref());
         if let Some(meaning) = &meaning {
             self.note_failure(meaning);
@@ -178,9 +178,10 @@ impl<'a> Run<'_, 'a> {
     /// The meaning of `question` the embedder gives, to weigh quoted sentences by; `None` without
     /// an embedder, or when it fails (noted in the trace: sentences are then chosen by their
     /// shared words alone). Its time is the answer's (`answer_ms`), not retrieval's.
-    fn meaning(&mut self, question: &str) -> Option<Meaning<'a>> {
+    /// `searched`: the vector retrieval embedded `question` as, when it did.
+    fn meaning(&mut self, question: &str, searched: Option<&[f32]>) -> Option<Meaning<'a>> {
         let embedder = self.p.embedder?;
-        Meaning::of(embedder, question)
+        Meaning::of(embedder, question, searched)
             .map_err(|error| self.note_embedder_failure(summary(question), &error))
             .ok()
     }
@@ -265,7 +266,7 @@ impl<'a> Run<'_, 'a> {
     pub fn extractive(&mut self, asks: &[(String, Retrieval)]) -> Answer {
         let meanings: Vec<Option<Meaning>> = asks
             .iter()
-            .map(|(question, _)| self.meaning(question))
+            .map(|(question, retrieval)| self.meaning(question, retrieval.query_vector.as_deref()))
             .collect();
         let each: Vec<Ask<'_>> = asks
             .iter()
@@ -555,7 +556,7 @@ mod tests {
         let corpus = FixedCorpus::new(&[("tock", tock)]);
         let prices = PriceTable::default();
         let question = "what days does a tock week run?";
-        let (_server, embedder) = scripted_embedder(None);
+        let (asked, embedder) = scripted_embedder(None);
         let mut pipelines = crate::test_support::no_model_pipelines(&corpus, &prices);
         pipelines.embedder = Some(&embedder);
         let answer = pipelines.run(question, PipelineKind::Extractive).unwrap();
@@ -565,6 +566,26 @@ mod tests {
             answer.answer
         );
         assert!(answer.trace.steps.iter().all(|step| step.step != "meaning"));
+        assert_eq!(
+            asked.requests_to("/embeddings").len(),
+            2,
+            "the question, then the sentences in one batch"
+        );
+
+        // A retrieval that embedded the question hands its vector on: only the sentences are
+        // embedded.
+        let (server, embedder) = scripted_embedder(None);
+        let mut searched = FixedCorpus::new(&[("tock", tock)]);
+        searched.query_vector = Some(vec![1.0, 0.0]);
+        let mut pipelines = crate::test_support::no_model_pipelines(&searched, &prices);
+        pipelines.embedder = Some(&embedder);
+        let answer = pipelines.run(question, PipelineKind::Extractive).unwrap();
+        assert!(
+            answer.answer.contains("beginning on Sunday"),
+            "{}",
+            answer.answer
+        );
+        assert_eq!(server.requests_to("/embeddings").len(), 1);
 
         // The question's embedding fails, or the sentences'.
         for fail_on in ["?", "Sunday"] {

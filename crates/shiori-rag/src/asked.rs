@@ -244,11 +244,10 @@ fn without_list_mark(sentence: &str) -> &str {
         let closed = rest.strip_prefix(['.', ')', '）', '．']);
         (digits > 0 && digits <= 2).then_some(closed).flatten()
     };
+    // A decimal (`2.5 hours`) is no mark: a digit follows its dot.
     circled
         .or_else(numbered)
-        .filter(|rest| {
-            rest.starts_with(char::is_whitespace) || !rest.starts_with(|c: char| c.is_ascii_digit())
-        })
+        .filter(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
         .unwrap_or(sentence)
 }
 

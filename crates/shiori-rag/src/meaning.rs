@@ -31,19 +31,25 @@ pub(crate) struct Meaning<'e> {
 
 impl<'e> Meaning<'e> {
     /// The meaning of `question`: its first line is the newest question, the lines after it
-    /// the questions it leans on.
+    /// the questions it leans on. `searched`: `question`'s vector when retrieval already
+    /// embedded it (`Retrieval::query_vector`), so it is not embedded twice.
     pub(crate) fn of(
         embedder: &'e dyn Embedder,
         question: &str,
+        searched: Option<&[f32]>,
     ) -> Result<Meaning<'e>, EmbedError> {
+        let searched = match searched {
+            Some(vector) => vector.to_vec(),
+            None => embedder.embed_query(question)?,
+        };
         let newest = question.lines().next().unwrap_or_default();
-        let searched = match question.trim() == newest.trim() {
-            true => None,
-            false => Some(embedder.embed_query(question)?),
+        let (newest, searched) = match question.trim() == newest.trim() {
+            true => (searched, None),
+            false => (embedder.embed_query(newest)?, Some(searched)),
         };
         Ok(Meaning {
             embedder,
-            newest: embedder.embed_query(newest)?,
+            newest,
             searched,
             failure: RefCell::new(None),
         })

@@ -53,6 +53,8 @@ pub struct FixedCorpus {
     pub hits: Vec<Hit>,
     pub queries: Mutex<Vec<(String, usize)>>,
     pub cosine_cut: f32,
+    /// The vector every retrieval says it embedded the query as (`Retrieval::query_vector`).
+    pub query_vector: Option<Vec<f32>>,
 }
 
 impl FixedCorpus {
@@ -65,6 +67,7 @@ impl FixedCorpus {
                 .collect(),
             queries: Mutex::new(Vec::new()),
             cosine_cut: 0.855,
+            query_vector: None,
         }
     }
 
@@ -106,6 +109,7 @@ impl Corpus for FixedCorpus {
             retrieve_ms: 0.0,
             stages: Default::default(),
             reranked: None,
+            query_vector: self.query_vector.clone(),
         })
     }
 }

@@ -91,6 +91,7 @@ mod tests {
             retrieve_ms: 0.0,
             stages: Default::default(),
             reranked: None,
+            query_vector: None,
         }
     }
 

@@ -208,6 +208,7 @@ impl Retriever<'_> {
             retrieve_ms: 0.0,
             stages,
             reranked: None,
+            query_vector: Some(vector.to_vec()),
         })
     }
 

@@ -36,6 +36,7 @@ pub fn merge_two_stage(
         retrieve_ms: primary.retrieve_ms + secondary.retrieve_ms,
         stages: primary.stages.plus(&secondary.stages),
         reranked: None,
+        query_vector: primary.query_vector,
     }
 }
 
@@ -78,6 +79,7 @@ mod tests {
             retrieve_ms: 2.0,
             stages: Default::default(),
             reranked: None,
+            query_vector: None,
         }
     }
 
