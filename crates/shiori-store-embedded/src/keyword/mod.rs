@@ -559,6 +559,9 @@ fn keyed(
             hits.push((key, score));
         }
     }
+    // Equal scores in key order, not in the index's document order: an index rebuilt from the
+    // store (a restore, a repair) lays its documents out anew, and must rank as the old one.
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(hits)
 }
 
