@@ -556,10 +556,13 @@ mod tests {
         let corpus = FixedCorpus::new(&[("tock", tock)]);
         let prices = PriceTable::default();
         let question = "what days does a tock week run?";
+        let answer_from = |corpus: &FixedCorpus, embedder: &shiori_llm::ApiEmbedder| {
+            let mut pipelines = crate::test_support::no_model_pipelines(corpus, &prices);
+            pipelines.embedder = Some(embedder);
+            pipelines.run(question, PipelineKind::Extractive).unwrap()
+        };
         let (asked, embedder) = scripted_embedder(None);
-        let mut pipelines = crate::test_support::no_model_pipelines(&corpus, &prices);
-        pipelines.embedder = Some(&embedder);
-        let answer = pipelines.run(question, PipelineKind::Extractive).unwrap();
+        let answer = answer_from(&corpus, &embedder);
         assert!(
             answer.answer.contains("beginning on Sunday"),
             "{}",
@@ -577,9 +580,7 @@ mod tests {
         let (server, embedder) = scripted_embedder(None);
         let mut searched = FixedCorpus::new(&[("tock", tock)]);
         searched.query_vector = Some(vec![1.0, 0.0]);
-        let mut pipelines = crate::test_support::no_model_pipelines(&searched, &prices);
-        pipelines.embedder = Some(&embedder);
-        let answer = pipelines.run(question, PipelineKind::Extractive).unwrap();
+        let answer = answer_from(&searched, &embedder);
         assert!(
             answer.answer.contains("beginning on Sunday"),
             "{}",
@@ -590,9 +591,7 @@ mod tests {
         // The question's embedding fails, or the sentences'.
         for fail_on in ["?", "Sunday"] {
             let (_down, failing) = scripted_embedder(Some(fail_on));
-            let mut pipelines = crate::test_support::no_model_pipelines(&corpus, &prices);
-            pipelines.embedder = Some(&failing);
-            let answer = pipelines.run(question, PipelineKind::Extractive).unwrap();
+            let answer = answer_from(&corpus, &failing);
             assert!(!answer.refused, "{answer:?}");
             assert!(
                 !answer.answer.contains("Sunday"),
