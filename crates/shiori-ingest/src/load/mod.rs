@@ -15,6 +15,7 @@ mod pdf_cmap;
 mod pdf_layout;
 mod pdf_scan;
 mod pdf_streams;
+mod pdf_widths;
 mod pptx;
 mod records;
 mod text;

@@ -2,6 +2,7 @@ use super::pdf_cmap::adopt_unicode_cmaps;
 use super::pdf_layout::LaidOut;
 use super::pdf_scan::{page_images, ScanError};
 use super::pdf_streams;
+use super::pdf_widths::spell_out_width_ranges;
 use super::records::failure_at;
 use super::{file_stem, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
@@ -54,6 +55,7 @@ pub(super) fn load(
     let pages = pdf.get_pages();
     pdf_streams::charge_pages(&pdf, pages.values().copied(), &sizes).map_err(over_budget)?;
     adopt_unicode_cmaps(&mut pdf);
+    spell_out_width_ranges(&mut pdf);
 
     let total = pages.len().to_string();
     let stem = file_stem(path);
@@ -388,6 +390,44 @@ mod tests {
         });
         let loaded = load_file(&path, 0).expect("load");
         assert_eq!(loaded.documents[0].text, "東京本社 Tokyo");
+    }
+
+    #[test]
+    fn glyphs_placed_one_by_one_in_a_font_with_width_ranges_make_whole_words() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = "Change the passcode";
+        // As Chromium prints a page: every glyph placed on its own, the font's widths given as
+        // a range (`c_first c_last w`) wider than its default width.
+        let path = edited_pdf(&dir, "chromium.pdf", &[text], |pdf| {
+            let advance = 722.0 / 1000.0 * 12.0;
+            let glyphs: Vec<String> = text
+                .encode_utf16()
+                .map(|code| format!("<{code:04X}> Tj"))
+                .collect();
+            let shown = glyphs.join(&format!("\n{advance} 0 Td "));
+            let content = format!("BT /F1 12 Tf 50 800 Td {shown}\nET\n");
+            let page = object_of_type(pdf, b"Page");
+            let contents = pdf
+                .get_dictionary(page)
+                .and_then(|page| page.get(b"Contents"))
+                .and_then(lopdf::Object::as_reference)
+                .expect("contents");
+            pdf.get_object_mut(contents)
+                .and_then(lopdf::Object::as_stream_mut)
+                .expect("stream")
+                .set_plain_content(content.into_bytes());
+            let descendant = pdf
+                .objects
+                .iter()
+                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DW")))
+                .map(|(id, _)| *id)
+                .expect("CID font");
+            let font = pdf.get_dictionary_mut(descendant).expect("font");
+            font.set("DW", 500);
+            font.set("W", vec![32.into(), 126.into(), 722.into()]);
+        });
+        let loaded = load_file(&path, 0).expect("load");
+        assert_eq!(loaded.documents[0].text, text);
     }
 
     #[test]
