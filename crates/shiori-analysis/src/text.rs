@@ -6,8 +6,9 @@ use crate::script::is_japanese_char;
 use std::collections::HashSet;
 use std::ops::Range;
 
-/// Lower-cased words of two or more letters or digits other than English function words, and
-/// character bigrams of CJK runs (which have no spaces to split on).
+/// Lower-cased words of two or more letters or digits other than English function words (a
+/// number without its thousands separators), and character bigrams of CJK runs (which have no
+/// spaces to split on).
 pub fn terms(text: &str) -> HashSet<String> {
     let mut out = HashSet::new();
     each_term(text, |term| {
@@ -41,7 +42,13 @@ pub fn each_term(text: &str, mut visit: impl FnMut(&str)) {
     let mut word = String::new();
     let mut bigram = String::new();
     let mut previous_cjk: Option<char> = None;
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        // A thousands separator keeps a number whole: "$2,500" is the "2500" a table states.
+        let grouping = c == ',' && word.ends_with(|d: char| d.is_ascii_digit());
+        if grouping && chars.peek().is_some_and(char::is_ascii_digit) {
+            continue;
+        }
         if is_japanese_char(c) {
             if let Some(p) = previous_cjk {
                 bigram.clear();
@@ -276,6 +283,15 @@ mod tests {
             seen.push(term.to_string())
         });
         assert_eq!(seen, ["api", "limits", "api", "の上", "上限"]);
+    }
+
+    #[test]
+    fn a_number_keeps_its_thousands_separators_out_of_its_term() {
+        let numbers = terms("$2,500, then 2500 and 1,5 or 3, 4");
+        for number in ["2500", "15"] {
+            assert!(numbers.contains(number), "{number}: {numbers:?}");
+        }
+        assert!(!numbers.contains("500"), "{numbers:?}");
     }
 
     #[test]
