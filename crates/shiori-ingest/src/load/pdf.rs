@@ -4,10 +4,11 @@ use super::pdf_scan::{page_images, ScanError};
 use super::pdf_streams;
 use super::pdf_widths::spell_out_width_ranges;
 use super::records::failure_at;
-use super::{file_stem, ocr, page_document, LoadedFile};
+use super::{normalize_title, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
 use crate::limits::{Budget, MAX_OCR_PAGES};
 use crate::normalize::normalize;
+use crate::structure::readable_name;
 use crate::structure::reflow;
 use lopdf::{Document as PdfDocument, ObjectId};
 use pdf_extract::output_doc_page;
@@ -58,7 +59,7 @@ pub(super) fn load(
     spell_out_width_ranges(&mut pdf);
 
     let total = pages.len().to_string();
-    let stem = file_stem(path);
+    let title = info_title(&pdf).unwrap_or_else(|| readable_name(path));
     let mut read = Vec::with_capacity(pages.len());
     let mut scanned = Vec::new();
     for (&number, &id) in &pages {
@@ -110,7 +111,7 @@ pub(super) fn load(
             }
         };
         let mut document =
-            page_document(path, (number, &total), stem.clone(), text, "pdf", modified);
+            page_document(path, (number, &total), title.clone(), text, "pdf", modified);
         if let Some(recognized) = &recognized {
             ocr::stamp(&mut document, recognized);
         }
@@ -123,6 +124,32 @@ pub(super) fn load(
         });
     }
     Ok(loaded)
+}
+
+/// Titles that name no document: what a program writes when it was given none.
+const UNTITLED: [&str; 3] = ["untitled", "untitled document", "no title"];
+
+/// The title a PDF's document information gives, as a word processor or a browser printing a
+/// page writes it (`Paid parental leave (PPL)`); `None` when it gives none worth showing.
+/// Word printing to PDF prefixes the application's name (`Microsoft Word - report.docx`).
+fn info_title(pdf: &PdfDocument) -> Option<String> {
+    let info = match pdf.trailer.get(b"Info").ok()? {
+        lopdf::Object::Reference(id) => pdf.get_dictionary(*id).ok()?,
+        direct => direct.as_dict().ok()?,
+    };
+    let title = lopdf::decode_text_string(info.get(b"Title").ok()?).ok()?;
+    let title = normalize_title(title.trim_start_matches('\u{feff}'));
+    let title = title
+        .strip_prefix("Microsoft Word - ")
+        .or_else(|| title.strip_prefix("Microsoft PowerPoint - "))
+        .map_or(title.as_str(), |name| {
+            name.rsplit_once('.')
+                .filter(|(_, extension)| extension.len() <= 4 && !extension.contains(' '))
+                .map_or(name, |(stem, _)| stem)
+        })
+        .trim();
+    let named = !title.is_empty() && !UNTITLED.contains(&title.to_lowercase().as_str());
+    named.then(|| title.to_owned())
 }
 
 /// Why a page has no text.
@@ -243,6 +270,7 @@ mod tests {
     use crate::error::IngestError;
     use crate::load::{load_file, tests::fixture};
     use crate::samples;
+    use lopdf::dictionary;
 
     #[test]
     fn each_page_with_text_is_a_document_that_knows_its_page() {
@@ -271,7 +299,7 @@ mod tests {
         );
         assert_eq!(third.doc_id, format!("{name}#p3"));
         assert_eq!(third.source, format!("{name} p.3"));
-        assert_eq!(third.title, "report");
+        assert_eq!(third.title, "Report");
         assert_eq!(third.modified, 9);
         assert_eq!(third.metadata["page"], "3");
         assert_eq!(third.metadata["pages"], "3");
@@ -428,6 +456,41 @@ mod tests {
         });
         let loaded = load_file(&path, 0).expect("load");
         assert_eq!(loaded.documents[0].text, text);
+    }
+
+    #[test]
+    fn the_title_is_the_documents_own_else_a_readable_file_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let titled = |name: &str, title: Option<&str>| {
+            let path = edited_pdf(&dir, name, &["本文"], |pdf| {
+                if let Some(title) = title {
+                    let info = pdf.add_object(dictionary! {
+                        "Title" => lopdf::text_string(title),
+                    });
+                    pdf.trailer.set("Info", info);
+                }
+            });
+            load_file(&path, 0).expect("load").documents[0]
+                .title
+                .clone()
+        };
+        assert_eq!(
+            titled("ppl.pdf", Some("Paid parental leave (PPL)")),
+            "Paid parental leave (PPL)"
+        );
+        assert_eq!(
+            titled("kitei.pdf", Some("就業規則 第3章")),
+            "就業規則 第3章"
+        );
+        assert_eq!(
+            titled("a.pdf", Some("Microsoft Word - travel policy.docx")),
+            "travel policy"
+        );
+        assert_eq!(
+            titled("expense-policy.pdf", Some("Untitled")),
+            "Expense policy"
+        );
+        assert_eq!(titled("travel_guide.pdf", None), "Travel guide");
     }
 
     #[test]
