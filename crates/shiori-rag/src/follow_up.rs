@@ -101,9 +101,37 @@ pub(crate) fn is_elliptical(question: &str) -> bool {
         .filter(|word| !word.is_empty())
         .collect();
     let english = !words.is_empty() && lower.is_ascii();
+    let subject_words = terms(&lower).len();
     english
-        && terms(&lower).len() < SUBJECT_WORDS
-        && words.iter().any(|word| POINTING_BACK.contains(word))
+        && (subject_words < ONE_SUBJECT
+            || stands_for_something_said(&words)
+            || subject_words < SUBJECT_WORDS
+                && words.iter().any(|word| POINTING_BACK.contains(word)))
+}
+
+/// An English question with fewer subject words than this asks only how or when of the turn
+/// before it: "How quickly?", "Why?".
+const ONE_SUBJECT: usize = 2;
+
+/// Pronouns that stand for people or things named before wherever they are in a question:
+/// "do they get a break?", "what hours can they be reached by phone?".
+const STANDING_FOR: [&str; 4] = ["they", "them", "those", "these"];
+
+/// Whether `words` (lower-cased) hold a pronoun that stands for something the conversation
+/// named: one of [`STANDING_FOR`], "that one" or "this one", or an "it" that is no placeholder
+/// subject ("do I have to take it all at once?", not "is it ok to…" or "it's").
+fn stands_for_something_said(words: &[&str]) -> bool {
+    words.iter().enumerate().any(|(at, word)| {
+        let before = at.checked_sub(1).map(|before| words[before]);
+        let after = words.get(at + 1).copied();
+        match *word {
+            "it" => {
+                !matches!(before, Some("is" | "was" | "isn")) && !matches!(after, Some("is" | "s"))
+            }
+            "one" => matches!(before, Some("that" | "this")),
+            word => STANDING_FOR.contains(&word),
+        }
+    })
 }
 
 fn is_japanese(text: &str) -> bool {
@@ -161,6 +189,10 @@ mod tests {
             "What about the Design team?",
             "How long does that take?",
             "Is it paid?",
+            "Do I have to take it all in one go?",
+            "What hours can they be reached by phone?",
+            "Can I earn credit hours on that one?",
+            "How quickly?",
             "それは何日前まで？",
             "派遣社員の場合は？",
             "じゃあ、アルバイトは？",
@@ -176,6 +208,8 @@ mod tests {
             "What is the dress code at the office?",
             "有給休暇は入社後いつから使えますか？",
             "What's the parking policy?",
+            "Is it ok to keep client data on my own laptop?",
+            "It's my first week, where do I find the onboarding checklist?",
             "ok unrelated - what's the code for weather leave?",
             "ところで、featureブランチってどういう名前にすればいい？",
             "英会話スクールの費用も補助してくれる？",
