@@ -1,7 +1,10 @@
 //! Static-site templating a reader never sees: Hugo shortcodes (`{{< … >}}`, `{{% … %}}`),
-//! Jekyll's Liquid tags and output (`{% … %}`, `{{ … }}`), and admonition markers (MkDocs
-//! `!!! note "Title"`, Docusaurus `:::tip Title` … `:::`), whose titles are kept. Code fences
-//! are left as they are: templating syntax inside them is what the page documents.
+//! Jekyll's Liquid tags and output (`{% … %}`, `{{ … }}`), admonition markers (MkDocs
+//! `!!! note "Title"`, Docusaurus `:::tip Title` … `:::`), whose titles are kept, Kramdown's
+//! attribute lists and extensions (`{: .alert}`, `{::options … /}`, a `- TOC` / `{:toc}`
+//! pair), tables-of-contents markers (`[[_TOC_]]`, `[TOC]`) and headings' attributes
+//! (`## Overview {#overview}`). Code fences are left as they are: templating syntax inside
+//! them is what the page documents.
 
 use crate::markdown::fence_marker;
 
@@ -35,16 +38,64 @@ pub(crate) fn strip(text: &str) -> String {
         in_admonition &= body.is_some() || line.trim().is_empty();
         if let Some(body) = body {
             prose.push_str(body);
+        } else if is_table_of_contents(line) {
+            // `- TOC` above `{:toc}` is the list Kramdown replaces with the page's contents.
+            if line.trim().starts_with("{:toc") {
+                drop_last_line_if(&mut prose, |last| {
+                    matches!(last.trim(), "- TOC" | "* TOC" | "1. TOC" | "+ TOC")
+                });
+            }
+            prose.push('\n');
         } else if let Some(title) = admonition_title(line) {
             in_admonition = line.starts_with("!!!") || line.starts_with("???");
             prose.push_str(&title);
             prose.push('\n');
         } else {
-            prose.push_str(line);
+            prose.push_str(&without_attributes(line));
         }
     }
     flush(&mut prose, &mut out);
     out
+}
+
+/// A line that stands for a table of contents or is a Kramdown extension or attribute list of
+/// its own: `[[_TOC_]]`, `[TOC]`, `{:toc}`, `{::options parse_block_html="true" /}`,
+/// `{: .alert .alert-info}`.
+fn is_table_of_contents(line: &str) -> bool {
+    let trimmed = line.trim();
+    matches!(
+        trimmed.to_ascii_lowercase().as_str(),
+        "[[_toc_]]" | "[[toc]]" | "[toc]" | "[[_toc]]"
+    ) || trimmed.starts_with("{:") && trimmed.ends_with('}')
+}
+
+/// Removes the last line of `prose` when `unwanted` says so.
+fn drop_last_line_if(prose: &mut String, unwanted: impl Fn(&str) -> bool) {
+    let body = prose.strip_suffix('\n').unwrap_or(prose);
+    let start = body.rfind('\n').map_or(0, |at| at + 1);
+    if unwanted(&body[start..]) {
+        prose.truncate(start);
+    }
+}
+
+/// `line` without a trailing attribute block: a heading's `{#overview}` or `{#id .class}`
+/// (Hugo, Pandoc, Kramdown), or a Kramdown attribute list ending a paragraph's line (`{: .note}`).
+fn without_attributes(line: &str) -> String {
+    let (body, ending) = match line.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (line, ""),
+    };
+    let trimmed = body.trim_end();
+    let Some(open) = trimmed.ends_with('}').then(|| trimmed.rfind('{')).flatten() else {
+        return line.to_owned();
+    };
+    let block = &trimmed[open + 1..trimmed.len() - 1];
+    let heading = body.trim_start().starts_with('#');
+    let attributes = block.starts_with(':') || heading && block.starts_with(['#', '.']);
+    if !attributes || block.contains(['{', '}']) || trimmed[..open].ends_with('{') {
+        return line.to_owned();
+    }
+    format!("{}{ending}", trimmed[..open].trim_end())
 }
 
 /// Removes the template spans of the prose gathered so far (they may run over lines).
@@ -127,6 +178,17 @@ mod tests {
         assert_eq!(
             strip(page),
             "Before you travel\nAsk your manager.\n\nAfter.\nSave money\nBook early.\n\n"
+        );
+    }
+
+    #[test]
+    fn kramdown_attributes_tables_of_contents_and_heading_ids_go() {
+        let page = "{::options parse_block_html=\"true\" /}\n- TOC\n{:toc .hidden-md}\n[[_TOC_]]\n\
+                    ## Overview {#overview}\nTake time off.\n{: .alert .alert-info}\n\
+                    ### Steps {#steps .wide}\nAsk first. {: .note}\nKeep {braces} and {#this} here.\n";
+        assert_eq!(
+            strip(page),
+            "\n\n\n## Overview\nTake time off.\n\n### Steps\nAsk first.\nKeep {braces} and {#this} here.\n"
         );
     }
 
