@@ -51,10 +51,81 @@ pub(crate) fn strip(text: &str) -> String {
             prose.push_str(&title);
             prose.push('\n');
         } else {
-            prose.push_str(&without_attributes(line));
+            prose.push_str(&with_emoji(&without_attributes(line)));
         }
     }
     flush(&mut prose, &mut out);
+    out
+}
+
+/// Emoji shortcodes whose picture says something (a table's yes or no, a warning); any other
+/// shortcode is dropped.
+const EMOJI: [(&str, &str); 22] = [
+    ("white_check_mark", "✅"),
+    ("heavy_check_mark", "✔️"),
+    ("ballot_box_with_check", "☑️"),
+    ("x", "❌"),
+    ("heavy_multiplication_x", "✖️"),
+    ("negative_squared_cross_mark", "❎"),
+    ("warning", "⚠️"),
+    ("no_entry", "⛔"),
+    ("no_entry_sign", "🚫"),
+    ("exclamation", "❗"),
+    ("question", "❓"),
+    ("red_circle", "🔴"),
+    ("yellow_circle", "🟡"),
+    ("green_circle", "🟢"),
+    ("large_blue_circle", "🔵"),
+    ("information_source", "ℹ️"),
+    ("bulb", "💡"),
+    ("star", "⭐"),
+    ("+1", "👍"),
+    ("thumbsup", "👍"),
+    ("-1", "👎"),
+    ("thumbsdown", "👎"),
+];
+
+/// `line` with its emoji shortcodes (`:white_check_mark:`, GitHub's and GitLab's) as the
+/// pictures they stand for ([`EMOJI`]), or gone: their names are no words of the text.
+fn with_emoji(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(open) = rest.find(':') {
+        let preceding = rest[..open]
+            .chars()
+            .next_back()
+            .or_else(|| out.chars().next_back());
+        let starts = preceding.is_none_or(|c| c.is_whitespace() || "(|".contains(c));
+        let name_end = rest[open + 1..]
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || "_+-".contains(c)))
+            .map(|at| open + 1 + at);
+        let shortcode = name_end.filter(|&end| {
+            let Some(after) = rest[end..].strip_prefix(':') else {
+                return false;
+            };
+            let name = &rest[open + 1..end];
+            name.chars().any(|c| c.is_ascii_lowercase())
+                && after
+                    .chars()
+                    .next()
+                    .is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation())
+        });
+        match shortcode.filter(|_| starts) {
+            Some(end) => {
+                out.push_str(&rest[..open]);
+                let name = &rest[open + 1..end];
+                if let Some((_, picture)) = EMOJI.iter().find(|(known, _)| *known == name) {
+                    out.push_str(picture);
+                }
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push_str(&rest[..=open]);
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
     out
 }
 
@@ -115,10 +186,21 @@ fn without_spans(text: &str) -> String {
         let tail = &rest[start..];
         let closed = SPANS.iter().find_map(|(open, close)| {
             let inner = tail.strip_prefix(open)?;
-            inner.find(close).map(|end| open.len() + end + close.len())
+            inner
+                .find(close)
+                .map(|end| (open.len() + end + close.len(), &inner[..end]))
         });
         match closed {
-            Some(length) => rest = &tail[length..],
+            Some((length, inner)) => {
+                // Inside a sentence, a tag that names something shows that name: "DRI:
+                // {{< member-by-gitlab "jdoe" >}}", "ask in {% slack_channel "equipment" %}".
+                let line_start = out.rfind('\n').map_or(0, |at| at + 1);
+                let inline = !out[line_start..].trim().is_empty();
+                if let Some(name) = inline.then(|| named_argument(inner)).flatten() {
+                    out.push_str(name);
+                }
+                rest = &tail[length..];
+            }
             None => {
                 out.push('{');
                 rest = &tail[1..];
@@ -127,6 +209,26 @@ fn without_spans(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The first argument of a tag when it is a quoted name rather than a `key="value"` setting:
+/// `jdoe` in `member-by-gitlab "jdoe"`.
+fn named_argument(tag: &str) -> Option<&str> {
+    let mut words = tag.trim().trim_matches(['<', '>', '%', ' ']).splitn(2, ' ');
+    let name = words.next()?;
+    let argument = words.next()?.trim_start();
+    if name.starts_with('/') || name.contains('=') {
+        return None;
+    }
+    let quote = argument
+        .chars()
+        .next()
+        .filter(|c| ['"', '“', '\''].contains(c))?;
+    let closing = if quote == '“' { '”' } else { quote };
+    let body = &argument[quote.len_utf8()..];
+    let end = body.find(closing)?;
+    let named = body[..end].trim();
+    (!named.is_empty()).then_some(named)
 }
 
 /// The title an admonition marker line shows (empty when it has none), or `None` for a line
@@ -189,6 +291,25 @@ mod tests {
         assert_eq!(
             strip(page),
             "\n\n\n## Overview\nTake time off.\n\n### Steps\nAsk first.\nKeep {braces} and {#this} here.\n"
+        );
+    }
+
+    #[test]
+    fn a_tag_inside_a_sentence_shows_the_name_it_is_given() {
+        let page = "DRI: {{< member-by-gitlab \"jdoe\" >}}\nAsk in {% slack_channel “equipment” %} now.\n\
+                    {{< youtube \"abc\" >}}\nSee {{< figure src=\"a.png\" >}} and {{ site.title }}.\n";
+        assert_eq!(
+            strip(page),
+            "DRI: jdoe\nAsk in equipment now.\n\nSee  and .\n"
+        );
+    }
+
+    #[test]
+    fn emoji_shortcodes_become_their_pictures_or_go() {
+        let page = "| Gym | :x: No |\n:warning: Submit receipts. :tada:\nAt 10:30: see std::vec, a:b:c, :Note: and 1:1’s\n";
+        assert_eq!(
+            strip(page),
+            "| Gym | ❌ No |\n⚠️ Submit receipts. \nAt 10:30: see std::vec, a:b:c, :Note: and 1:1’s\n"
         );
     }
 
