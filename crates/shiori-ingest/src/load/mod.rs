@@ -3,6 +3,7 @@
 mod csv;
 mod date;
 mod docx;
+mod guard;
 mod html;
 mod image;
 mod jsonl;
@@ -24,6 +25,7 @@ mod xlsx;
 use crate::error::{IngestError, IngestFailure};
 use crate::limits::{Budget, MAX_TEXT_BYTES};
 use crate::normalize::normalize;
+use guard::guarded;
 pub use jsonl_stream::JsonlStream;
 use shiori_core::Document;
 use std::collections::{BTreeMap, HashMap};
@@ -127,7 +129,23 @@ fn format_of(path: &Path) -> Result<Format, IngestError> {
     })
 }
 
+/// Reads a file in `format`; a panic while reading it is its failure alone.
 fn parse(
+    path: &Path,
+    format: Format,
+    bytes: Vec<u8>,
+    modified: i64,
+    pages_read: &(dyn Fn(u64) + Sync),
+) -> Result<LoadedFile, IngestError> {
+    guarded(|| read(path, format, bytes, modified, pages_read)).unwrap_or_else(|panic| {
+        Err(IngestError::Parse {
+            path: path.to_path_buf(),
+            message: panic.to_string(),
+        })
+    })
+}
+
+fn read(
     path: &Path,
     format: Format,
     bytes: Vec<u8>,

@@ -1,3 +1,4 @@
+use super::guard::{guarded, Panicked};
 use super::pdf_cmap::adopt_unicode_cmaps;
 use super::pdf_layout::LaidOut;
 use super::pdf_scan::{page_images, ScanError};
@@ -14,11 +15,7 @@ use lopdf::{Document as PdfDocument, ObjectId};
 use pdf_extract::output_doc_page;
 use rayon::prelude::*;
 use shiori_ocr::{recognize, OcrError, PageImage, Recognized};
-use std::any::Any;
-use std::cell::Cell;
-use std::panic::{self, catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::Once;
 
 /// A PDF's text layer, one document per page with text, so every chunk knows its page (`page`
 /// in metadata, `p.N` in the source). A page that cannot be read fails alone. Encrypted PDFs
@@ -165,11 +162,6 @@ enum PageError {
     Ocr(#[from] shiori_ocr::OcrError),
 }
 
-/// A panic in pdf-extract or lopdf, by its message.
-#[derive(Debug, thiserror::Error)]
-#[error("unsupported PDF construct: {0}")]
-struct Panicked(String);
-
 /// A page whose text layer is missing, stray marks or unreadable: its images are read by OCR,
 /// and their text replaces the layer's when it holds more. `None` for a page with neither.
 fn scanned_page(
@@ -229,40 +221,6 @@ fn page_text(pdf: &PdfDocument, number: u32) -> Result<String, PageError> {
         Ok(Ok(text)) if !text.trim().is_empty() => Ok(text),
         _ => Err(reason),
     })
-}
-
-thread_local! {
-    /// Set while this thread runs guarded PDF code, whose panics are reported as failures.
-    static PANICS_ARE_FAILURES: Cell<bool> = const { Cell::new(false) };
-}
-static QUIET_GUARDED_PANICS: Once = Once::new();
-
-/// pdf-extract (and, on odd input, lopdf) panic on constructs they do not support; a panic is
-/// one bad file, not a reason to stop indexing the folder. Such panics become the file's
-/// failure reason instead of a backtrace on stderr; every other panic still reaches the hook
-/// that was there before.
-fn guarded<T>(work: impl FnOnce() -> T) -> Result<T, Panicked> {
-    QUIET_GUARDED_PANICS.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !PANICS_ARE_FAILURES.get() {
-                previous(info);
-            }
-        }));
-    });
-    PANICS_ARE_FAILURES.set(true);
-    let outcome = catch_unwind(AssertUnwindSafe(work));
-    PANICS_ARE_FAILURES.set(false);
-    outcome.map_err(|panic| panic_message(panic.as_ref()))
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> Panicked {
-    let message = panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown failure".to_owned());
-    Panicked(message)
 }
 
 #[cfg(test)]
@@ -503,7 +461,7 @@ mod tests {
         let err = load_file(&path, 0).unwrap_err();
         assert!(
             err.to_string().ends_with(
-                "no page could be read (page 1: unsupported PDF construct: unsupported encoding 90ms-RKSJ-H)"
+                "no page could be read (page 1: unsupported construct: unsupported encoding 90ms-RKSJ-H)"
             ),
             "{err}"
         );
