@@ -117,6 +117,10 @@ const WORDINGS: [(Asked, &[&str]); 4] = [
     ),
 ];
 
+/// What is paid in money, though asking about it ("how do I apply for the transit subsidy?")
+/// asks for no amount: with "how much", it does ("how much is the monthly transit subsidy?").
+const MONEY_NOUNS: [&str; 4] = ["subsidy", "subsidies", "reimbursement", "compensation"];
+
 /// What is measured in time rather than money: "how much leave" is answered in hours or days.
 const TIME_OFF: [&str; 9] = [
     "leave", "time off", "vacation", "pto", "holiday", "休暇", "休み", "有給", "休日",
@@ -141,6 +145,7 @@ pub(crate) fn asked(question: &str) -> Option<Asked> {
     let money = WORDINGS[0]
         .1
         .iter()
+        .chain(&MONEY_NOUNS)
         .any(|wording| *wording != "how much" && contains_wording(&lower, wording));
     let time_off = TIME_OFF.iter().any(|noun| contains_wording(&lower, noun));
     Some(match kind {
@@ -553,6 +558,11 @@ mod tests {
             ("what's the referral bonus?", Some(Asked::Amount)),
             ("デンキヤギの法定休日は何曜日？", None),
             ("How do I request leave?", None),
+            (
+                "how much is the monthly transit subsidy?",
+                Some(Asked::Amount),
+            ),
+            ("how do I sign up for the transit subsidy?", None),
             ("Tell me about leave", None),
             (
                 "What hotel allowance per night does DenkiYagi pay in Tokyo?",
