@@ -123,8 +123,9 @@ pub(super) fn load(
     Ok(loaded)
 }
 
-/// Titles that name no document: what a program writes when it was given none.
-const UNTITLED: [&str; 3] = ["untitled", "untitled document", "no title"];
+/// Titles that name no document: what a program writes when it was given none (a page that
+/// pandoc converted without a title is `document`).
+const UNTITLED: [&str; 4] = ["untitled", "untitled document", "no title", "document"];
 
 /// The title a PDF's document information gives, as a word processor or a browser printing a
 /// page writes it (`Paid parental leave (PPL)`); `None` when it gives none worth showing.
@@ -449,6 +450,7 @@ mod tests {
             "Expense policy"
         );
         assert_eq!(titled("travel_guide.pdf", None), "Travel guide");
+        assert_eq!(titled("post_mortem.pdf", Some("document")), "Post mortem");
     }
 
     #[test]
