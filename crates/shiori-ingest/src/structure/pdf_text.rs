@@ -190,10 +190,14 @@ fn columns(line: &str) -> usize {
 /// rest of a sentence (a lower-case word, or after a comma or a hyphen) rather than a heading
 /// or a new one.
 fn continues(line: &str, next: &str, typical: usize) -> bool {
-    let ends_sentence = line.ends_with(['。', '．', '！', '？', '.', '!', '?', ':', '：']);
-    let full_width = columns(line) * 10 >= typical * 6;
     let last = line.chars().next_back().unwrap_or(' ');
     let first = next.chars().next().unwrap_or(' ');
+    // However narrow the column (a table's cell), Japanese never starts a line with these.
+    if is_japanese_char(last) && NO_LINE_STARTS_WITH.contains(first) {
+        return true;
+    }
+    let ends_sentence = line.ends_with(['。', '．', '！', '？', '.', '!', '?', ':', '：']);
+    let full_width = columns(line) * 10 >= typical * 6;
     let japanese = is_japanese_char(last) || is_japanese_char(first);
     let reads_on = japanese || first.is_lowercase() || line.ends_with([',', ';', '-', '、']);
     !ends_sentence && full_width && reads_on && !starts_item(next)
@@ -213,15 +217,22 @@ fn starts_item(line: &str) -> bool {
         || line.starts_with(['(', '（']) && line.chars().nth(1).is_some_and(|c| c.is_ascii_digit())
 }
 
+/// Characters Japanese typesetting keeps from the start of a line (行頭禁則): punctuation,
+/// closing brackets, small kana and the prolonged sound mark. A line starting with one is the
+/// rest of the line before it, broken where a narrow column ran out (`プレフ` / `ィックス`).
+const NO_LINE_STARTS_WITH: &str =
+    "、。，．・：；？！ー）」』】〕〉》ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々ゝゞヽヾ";
+
 /// Appends `next` to the paragraph: nothing between Japanese characters, a hyphen that split
 /// an English word removed, a space otherwise.
 fn join(out: &mut String, next: &str) {
     let last = out.chars().next_back().unwrap_or(' ');
     let first = next.chars().next().unwrap_or(' ');
     let before_hyphen = out.chars().rev().nth(1).unwrap_or(' ');
+    let japanese = is_japanese_char(first) || NO_LINE_STARTS_WITH.contains(first);
     if last == '-' && before_hyphen.is_alphabetic() && first.is_lowercase() {
         out.pop();
-    } else if !(is_japanese_char(last) && is_japanese_char(first)) {
+    } else if !(is_japanese_char(last) && japanese) {
         out.push(' ');
     }
     out.push_str(next);
@@ -230,6 +241,21 @@ fn join(out: &mut String, next: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_japanese_line_broken_in_a_narrow_cell_joins_where_no_line_may_start() {
+        let long = "長い説明の行がここにあって表の幅いっぱいまで続きます。";
+        let mut page = format!(
+            "{long}\n{long}\n{long}\nタイトルにプレフ\nィックスを入れる\nカバ\nー可能\n次の項目"
+        );
+        reflow(&mut [&mut page]);
+        assert_eq!(
+            page,
+            format!(
+                "{long}\n{long}\n{long}\nタイトルにプレフィックスを入れる\nカバー可能\n次の項目"
+            )
+        );
+    }
 
     #[test]
     fn lines_join_into_paragraphs_in_japanese_and_english() {
