@@ -335,6 +335,15 @@ mod tests {
             .expect("object of that type")
     }
 
+    /// The first object whose dictionary has `key`.
+    fn object_with(pdf: &lopdf::Document, key: &[u8]) -> lopdf::ObjectId {
+        pdf.objects
+            .iter()
+            .find(|(_, object)| object.as_dict().is_ok_and(|d| d.has(key)))
+            .map(|(id, _)| *id)
+            .expect("object with that key")
+    }
+
     #[test]
     fn a_page_pdf_extract_panics_on_is_read_by_the_fallback() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -357,12 +366,7 @@ mod tests {
 
     /// Gives the Type0 font a predefined CMap and takes its ToUnicode map away.
     fn predefined_cmap_only(pdf: &mut lopdf::Document, cmap: &[u8]) {
-        let type0 = pdf
-            .objects
-            .iter()
-            .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DescendantFonts")))
-            .map(|(id, _)| *id)
-            .expect("Type0 font");
+        let type0 = object_with(pdf, b"DescendantFonts");
         let font = pdf.get_dictionary_mut(type0).expect("font");
         font.set("Encoding", lopdf::Object::Name(cmap.to_vec()));
         font.remove(b"ToUnicode");
@@ -403,12 +407,7 @@ mod tests {
                 .and_then(lopdf::Object::as_stream_mut)
                 .expect("stream")
                 .set_plain_content(content.into_bytes());
-            let descendant = pdf
-                .objects
-                .iter()
-                .find(|(_, o)| o.as_dict().is_ok_and(|d| d.has(b"DW")))
-                .map(|(id, _)| *id)
-                .expect("CID font");
+            let descendant = object_with(pdf, b"DW");
             let font = pdf.get_dictionary_mut(descendant).expect("font");
             font.set("DW", 500);
             font.set("W", vec![32.into(), 126.into(), 722.into()]);

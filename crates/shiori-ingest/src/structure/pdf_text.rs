@@ -188,11 +188,11 @@ fn columns(line: &str) -> usize {
 /// Whether `next` goes on the paragraph that `line` is in: `line` runs to the page's full width
 /// and ends no sentence, `next` starts no list item, and in Latin script `next` reads as the
 /// rest of a sentence (a lower-case word, or after a comma or a hyphen) rather than a heading
-/// or a new one.
+/// or a new one. A Japanese line goes on whatever its width when `next` starts with what no
+/// line may start with ([`NO_LINE_STARTS_WITH`]).
 fn continues(line: &str, next: &str, typical: usize) -> bool {
     let last = line.chars().next_back().unwrap_or(' ');
     let first = next.chars().next().unwrap_or(' ');
-    // However narrow the column (a table's cell), Japanese never starts a line with these.
     if is_japanese_char(last) && NO_LINE_STARTS_WITH.contains(first) {
         return true;
     }

@@ -38,7 +38,7 @@ pub(crate) fn strip(text: &str) -> String {
         in_admonition &= body.is_some() || line.trim().is_empty();
         if let Some(body) = body {
             prose.push_str(body);
-        } else if is_table_of_contents(line) {
+        } else if is_layout_marker(line) {
             // `- TOC` above `{:toc}` is the list Kramdown replaces with the page's contents.
             if line.trim().starts_with("{:toc") {
                 drop_last_line_if(&mut prose, |last| {
@@ -129,10 +129,10 @@ fn with_emoji(line: &str) -> String {
     out
 }
 
-/// A line that stands for a table of contents or is a Kramdown extension or attribute list of
-/// its own: `[[_TOC_]]`, `[TOC]`, `{:toc}`, `{::options parse_block_html="true" /}`,
+/// A line that shows nothing itself: a table-of-contents marker, or a Kramdown extension or
+/// attribute list on its own line: `[[_TOC_]]`, `[TOC]`, `{:toc}`, `{::options parse_block_html="true" /}`,
 /// `{: .alert .alert-info}`.
-fn is_table_of_contents(line: &str) -> bool {
+fn is_layout_marker(line: &str) -> bool {
     let trimmed = line.trim();
     matches!(
         trimmed.to_ascii_lowercase().as_str(),
@@ -214,9 +214,8 @@ fn without_spans(text: &str) -> String {
 /// The first argument of a tag when it is a quoted name rather than a `key="value"` setting:
 /// `jdoe` in `member-by-gitlab "jdoe"`.
 fn named_argument(tag: &str) -> Option<&str> {
-    let mut words = tag.trim().trim_matches(['<', '>', '%', ' ']).splitn(2, ' ');
-    let name = words.next()?;
-    let argument = words.next()?.trim_start();
+    let (name, argument) = tag.trim().split_once(' ')?;
+    let argument = argument.trim_start();
     if name.starts_with('/') || name.contains('=') {
         return None;
     }
