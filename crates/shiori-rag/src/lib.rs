@@ -11,6 +11,7 @@ mod asked;
 mod asks;
 mod attribution;
 mod budget;
+mod case;
 mod chain;
 mod citations;
 mod conversation;

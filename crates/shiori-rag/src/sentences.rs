@@ -3,7 +3,9 @@
 //! "laptop"), each weighted by how rare it is among the source's sentences (an inverse document
 //! frequency over this answer's own candidates, so a word every sentence shares counts for
 //! little), and, with the corpus's embedder, how near its meaning is to the question's
-//! ([`Meaning`]); the two, each standardised over the source's sentences, weigh the same.
+//! ([`Meaning`]); the two, each standardised over the source's sentences, weigh the same. A
+//! row whose range covers a quantity the question states ("2km以上10km未満" for "片道5km")
+//! holds it as it would the question's rarest word ([`crate::case`]).
 //! Sentences, list items and table rows are candidates; a question line of an FAQ or a
 //! line that is only a link is context, never the answer. A source none of whose sentences
 //! shares a word of the question gives way to the next one that does. When the question asks
@@ -19,6 +21,7 @@
 //! ("…場合がある。このような梅雨を空梅雨という。").
 
 use crate::asked::{asked, asks_for_steps, states, Asked};
+use crate::case::{covers_any, quantities, Quantity};
 use crate::meaning::{Meaning, Nearness};
 use shiori_analysis::text::{sentence_ranges, stemmed_terms};
 use shiori_analysis::{detect_script, Script};
@@ -48,6 +51,8 @@ struct Candidate {
     terms: HashSet<String>,
     /// It states the kind of thing the question asks for.
     states_asked: bool,
+    /// It states a range that covers a quantity of the question ([`crate::case`]).
+    covers_case: bool,
 }
 
 /// Why no sentence is quoted.
@@ -188,6 +193,7 @@ fn candidates_of(question: &Question, text: &str) -> Vec<Candidate> {
                 states_asked: question
                     .wanted
                     .is_some_and(|wanted| states(sentence, wanted)),
+                covers_case: covers_any(sentence, &question.quantities),
                 range,
             }
         })
@@ -213,6 +219,8 @@ struct Question {
     script: Script,
     /// The question asks how to do something ([`asks_for_steps`]).
     steps: bool,
+    /// The quantities the newest question states its case with ("5 years").
+    quantities: Vec<Quantity>,
 }
 
 impl Question {
@@ -224,6 +232,7 @@ impl Question {
             wanted: asked(newest),
             script: detect_script(newest),
             steps: asks_for_steps(&newest.to_lowercase()),
+            quantities: quantities(newest),
         }
     }
 }
@@ -296,9 +305,16 @@ impl Ranked {
                 .map(|term| weights.get(term.as_str()).copied().unwrap_or(0.0))
                 .sum()
         };
+        // The row whose range covers the question's case ("2km以上10km未満" for "5km") holds
+        // what the question says of itself, as rarely as a word one candidate holds.
+        let rarest = (1.0 + candidates.len() as f64).ln();
+        let case = |candidate: &Candidate| match candidate.covers_case {
+            true => rarest,
+            false => 0.0,
+        };
         let newest: Vec<f64> = candidates
             .iter()
-            .map(|candidate| score(&question.newest, candidate))
+            .map(|candidate| score(&question.newest, candidate) + case(candidate))
             .collect();
         // Meaning and shared words, each standardised over the source's candidates, weigh the
         // same: the embedder finds the answer a colloquial question paraphrases, the words the
@@ -337,7 +353,8 @@ impl Ranked {
                 newest: newest[index],
                 earlier: score(&question.all, candidate),
                 near: near.map_or(0.0, |near| near[index].searched),
-                shared: question.newest.intersection(&candidate.terms).count(),
+                shared: question.newest.intersection(&candidate.terms).count()
+                    + usize::from(candidate.covers_case),
             })
             .collect();
         let mut order: Vec<usize> = (0..candidates.len()).collect();
@@ -663,6 +680,34 @@ mod tests {
         assert_eq!(found.source, 1);
         let found = extract("Who grants paid leave?", &sources, None).unwrap();
         assert_eq!(found.source, 0, "no kind asked: the best source answers");
+    }
+
+    #[test]
+    fn the_row_whose_range_covers_the_questions_case_is_quoted() {
+        let sources = [source(
+            "通勤手当",
+            "通勤手当は次のとおり支給する。\n\
+             移動区間の距離: 2km未満 · 1日あたりの支給額: 支給しない\n\
+             移動区間の距離: 10km以上15km未満 · 1日あたりの支給額: 355円\n\
+             移動区間の距離: 2km以上10km未満 · 1日あたりの支給額: 210円\n\
+             定期券を購入する場合は月額45,000円を上限とする。",
+        )];
+        let quotes = quoted(
+            "片道5kmを自転車で通勤する場合、通勤手当は1日いくら？",
+            &sources,
+        );
+        assert_eq!(
+            quotes[..2],
+            [
+                "通勤手当は次のとおり支給する。",
+                "移動区間の距離: 2km以上10km未満 · 1日あたりの支給額: 210円"
+            ],
+            "the row with the line that introduces it"
+        );
+        assert!(
+            !quotes.iter().any(|quote| quote.contains("355円")),
+            "{quotes:?}"
+        );
     }
 
     #[test]
