@@ -1,7 +1,10 @@
 //! What a question asks for, read from its wording in English or Japanese, and whether a
 //! sentence states that kind of thing: "how much" wants an amount, "how many" a number, "when"
 //! or "how long" a date or a duration. A sentence that shares the question's words but states
-//! no amount is the question restated, not its answer.
+//! no amount is the question restated, not its answer. Where to reach someone or something
+//! (a website, an email address, whom to contact) is read in [`reach`].
+
+mod reach;
 
 /// The kinds of answer whose presence in a sentence can be seen from its characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +19,16 @@ pub(crate) enum Asked {
     Time,
     /// A yes or a no: whether something is allowed, required, paid, possible.
     Ruling,
+    /// A web address: a link or a domain.
+    Website,
+    /// An email address.
+    Email,
+    /// A phone number.
+    Phone,
+    /// A street address.
+    Address,
+    /// Whom to reach: an email address or a phone number.
+    Contact,
 }
 
 /// Question wordings, lower-cased, for each kind; the first kind with a match wins, so money
@@ -129,6 +142,9 @@ const TIME_OFF: [&str; 9] = [
 /// What `question` asks for, when its wording says.
 pub(crate) fn asked(question: &str) -> Option<Asked> {
     let lower = question.to_lowercase();
+    if let Some(reach) = reach::asked_reach(&lower) {
+        return Some(reach);
+    }
     // "What service checks my salary?" asks for a name, whatever its topic's words.
     if named_kind(&lower).is_some() {
         return None;
@@ -164,6 +180,11 @@ impl Asked {
             Asked::Clock => "a time of day",
             Asked::Time => "a date or a duration",
             Asked::Ruling => "a yes or a no",
+            Asked::Website => "a web address",
+            Asked::Email => "an email address",
+            Asked::Phone => "a phone number",
+            Asked::Address => "an address",
+            Asked::Contact => "whom to contact",
         }
     }
 }
@@ -210,10 +231,10 @@ fn contains_wording(text: &str, wording: &str) -> bool {
 /// Whether `sentence` states the kind of thing `asked` names.
 pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
     let sentence = without_list_mark(sentence);
+    let lower = sentence.to_lowercase();
     let has_digit = sentence
         .chars()
         .any(|c| c.is_ascii_digit() || ('０'..='９').contains(&c));
-    let lower = sentence.to_lowercase();
     let any = |words: &[&str]| words.iter().any(|word| lower.contains(word));
     // Whole words: "half" is no number in "on behalf of", nor "eur" a currency in "Europe".
     let any_word = |words: &[&str]| words.iter().any(|word| contains_wording(&lower, word));
@@ -234,6 +255,11 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
                 || any(&JAPANESE_RULINGS)
                 || RULINGS.iter().any(|word| contains_wording(&lower, word))
         }
+        Asked::Website => reach::has_web_address(&lower),
+        Asked::Email => reach::has_email_address(&lower),
+        Asked::Phone => reach::has_phone_number(&lower),
+        Asked::Address => reach::has_street_address(&lower),
+        Asked::Contact => reach::has_email_address(&lower) || reach::has_phone_number(&lower),
     }
 }
 
