@@ -124,13 +124,22 @@ fn citation_precision(query: &EvalQuery, outcome: &AnswerOutcome) -> Option<f64>
     Some(relevant as f64 / outcome.cited_doc_ids.len() as f64)
 }
 
-/// Text as answers are compared: citation markers removed, NFKC, all whitespace collapsed to
-/// single spaces, lower-cased (which only changes Latin and other cased scripts).
+/// Text as answers are compared: citation markers removed, NFKC, typographic quotes as plain
+/// ones (a page's `candidate’s` is a gold span's `candidate's`; NFKC keeps them apart), all
+/// whitespace collapsed to single spaces, lower-cased (which only changes Latin and other cased
+/// scripts).
 pub fn comparable(text: &str) -> String {
     let text = normalize(&without_citation_markers(text));
     text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+        .chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' | '\u{201b}' => '\'',
+            '\u{201c}' | '\u{201d}' | '\u{201f}' => '"',
+            c => c,
+        })
+        .collect::<String>()
         .to_lowercase()
 }
 
@@ -502,6 +511,14 @@ mod tests {
                 Some(50.0),
             )),
         ]
+    }
+
+    #[test]
+    fn typographic_quotes_compare_as_plain_ones() {
+        assert_eq!(
+            comparable("The goal is to assess a candidate’s “rough” fit [1]."),
+            comparable("the goal is to assess a candidate's \"rough\" fit.")
+        );
     }
 
     #[test]
