@@ -5,25 +5,31 @@
 
 use super::{contains_wording, Asked};
 
-/// Question wordings of each way to reach something, lower-cased, tried in this order.
+/// Question wordings that ask for each way to reach something, lower-cased, tried in this
+/// order: a question that only mentions one (「住所から場所の特定が容易になる制度とは？」,
+/// "Google keeps a list of malicious sites") asks for something else.
 const WORDINGS: [(Asked, &[&str]); 5] = [
     (
         Asked::Website,
         &[
-            "website",
-            "web site",
-            "web page",
-            "webpage",
+            "which website",
+            "what website",
+            "what's the website",
+            "website for",
+            "web site for",
             "which site",
             "what site",
-            "url",
+            "url for",
+            "what's the url",
             "what link",
             "which link",
-            "portal",
-            "ウェブサイト",
-            "サイト",
-            "ホームページ",
-            "リンク",
+            "the link to",
+            "portal for",
+            "サイトは",
+            "サイトのurl",
+            "urlは",
+            "ホームページは",
+            "リンクは",
         ],
     ),
     (
@@ -34,17 +40,19 @@ const WORDINGS: [(Asked, &[&str]); 5] = [
             "what email",
             "which email",
             "what's the email",
-            "メールアドレス",
+            "メールアドレスは",
+            "メールアドレスを教え",
         ],
     ),
     (
         Asked::Phone,
         &[
             "phone number",
-            "telephone",
+            "telephone number",
             "number to call",
             "number do i call",
-            "電話番号",
+            "電話番号は",
+            "電話番号を教え",
         ],
     ),
     (
@@ -54,7 +62,8 @@ const WORDINGS: [(Asked, &[&str]); 5] = [
             "mailing address",
             "what's the address",
             "what is the address",
-            "住所",
+            "住所は",
+            "住所を教え",
         ],
     ),
     (
@@ -74,9 +83,9 @@ const WORDINGS: [(Asked, &[&str]); 5] = [
             "who should i send",
             "who do i notify",
             "who do i tell",
-            "連絡先",
-            "問い合わせ先",
-            "問合せ先",
+            "連絡先は",
+            "問い合わせ先は",
+            "問合せ先は",
             "誰に連絡",
             "誰に相談",
             "どこに連絡",
@@ -212,6 +221,12 @@ mod tests {
                 Some(Asked::Contact),
             ),
             ("経費精算の問い合わせ先は？", Some(Asked::Contact)),
+            ("本社の住所は？", Some(Asked::Address)),
+            ("住所から場所の特定が容易になる制度とは？", None),
+            (
+                "googleは悪意あるサイトの一覧を保持しており、何をつけた？",
+                None,
+            ),
             ("who approves travel?", None),
             ("who's the point of contact for the chicago office?", None),
             ("can i work on site on fridays?", None),
