@@ -5,9 +5,7 @@
 //! them, or the whole text at the end when nothing was streamed.
 
 use crate::events::{AnswerEvent, Forward};
-use crate::extractive::{
-    joined, not_stated_text, quote, quote_each, refuses, Ask, Quoted, REFUSAL_TEXT,
-};
+use crate::extractive::{joined, quote, quote_each, refusal_text, refuses, Ask, Quoted};
 use crate::meaning::Meaning;
 use crate::pipelines::sources;
 use crate::prompts;
@@ -290,6 +288,9 @@ impl<'a> Run<'_, 'a> {
                     "refused: no sentence of the first sources states {}",
                     wanted.described()
                 ),
+                Err(NotQuoted::NotMentioned(thing)) => {
+                    format!("refused: no sentence of the first sources names {thing}")
+                }
             };
             let asked = match asks.len() {
                 1 => String::new(),
@@ -304,12 +305,7 @@ impl<'a> Run<'_, 'a> {
         }
         match joined(answers) {
             Ok(Quoted { text, citations }) => self.send_whole(text, false, citations, &sources),
-            Err(NotQuoted::Nothing) => {
-                self.send_whole(REFUSAL_TEXT.to_string(), true, Vec::new(), &sources)
-            }
-            Err(NotQuoted::NotStated(wanted)) => {
-                self.send_whole(not_stated_text(wanted), true, Vec::new(), &sources)
-            }
+            Err(reason) => self.send_whole(refusal_text(&reason), true, Vec::new(), &sources),
         }
     }
 }

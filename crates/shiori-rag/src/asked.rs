@@ -2,9 +2,13 @@
 //! sentence states that kind of thing: "how much" wants an amount, "how many" a number, "when"
 //! or "how long" a date or a duration. A sentence that shares the question's words but states
 //! no amount is the question restated, not its answer. Where to reach someone or something
-//! (a website, an email address, whom to contact) is read in [`reach`].
+//! (a website, an email address, whom to contact) is read in [`reach`]; whether a thing exists
+//! ("is there a …?", 「…ってある？」) in [`existence`].
 
+mod existence;
 mod reach;
+
+pub(crate) use existence::{asked_things, names};
 
 /// The kinds of answer whose presence in a sentence can be seen from its characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! The answer no model writes: the sentences of the best sources that answer the question,
 //! cited and marked in their source, or a refusal when nothing retrieved is relevant enough.
 
-use crate::asked::Asked;
 use crate::meaning::Meaning;
 use crate::sentences::{extract, NotQuoted};
 use shiori_core::{Citation, Hit, Quote, RelevanceVerdict, Source};
@@ -23,13 +22,20 @@ pub(crate) struct Quoted {
     pub citations: Vec<Citation>,
 }
 
-/// What a refusal says when the sources found are on the question's topic but none states the
-/// kind of thing it asks for.
-pub(crate) fn not_stated_text(wanted: Asked) -> String {
-    format!(
-        "The documents found do not state {} for this question.",
-        wanted.described()
-    )
+/// What a refusal says: nothing relevant enough was found, or the sources found are on the
+/// question's topic but none states the kind of thing it asks for, or names the thing it asks
+/// whether there is.
+pub(crate) fn refusal_text(reason: &NotQuoted) -> String {
+    match reason {
+        NotQuoted::Nothing => REFUSAL_TEXT.to_string(),
+        NotQuoted::NotStated(wanted) => format!(
+            "The documents found do not state {} for this question.",
+            wanted.described()
+        ),
+        NotQuoted::NotMentioned(thing) => {
+            format!("The documents found do not mention {thing}.")
+        }
+    }
 }
 
 /// The sentences of `sources` (best first) that answer `question`, followed by the `[n]` of

@@ -20,7 +20,7 @@
 //! sentence next to the one that restates the question
 //! ("…場合がある。このような梅雨を空梅雨という。").
 
-use crate::asked::{asked, asks_for_steps, states, Asked};
+use crate::asked::{asked, asked_things, asks_for_steps, names, states, Asked};
 use crate::case::{covers_any, quantities, Quantity};
 use crate::meaning::{Meaning, Nearness};
 use shiori_analysis::text::{sentence_ranges, stemmed_terms};
@@ -63,13 +63,16 @@ struct Candidate {
 }
 
 /// Why no sentence is quoted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum NotQuoted {
     /// The sources have no sentence at all.
     Nothing,
     /// The question asks for this kind of thing and no sentence of the sources read that is on
     /// the question's topic states one: the pages on the topic do not say it.
     NotStated(Asked),
+    /// The question asks whether this thing exists and no sentence or title of the sources read
+    /// names it ([`crate::asked::asked_things`]).
+    NotMentioned(String),
 }
 
 /// The sentences of the best of `sources` that answer `question`. Without an embedder
@@ -104,6 +107,9 @@ pub(crate) fn extract(
             question.wanted != Some(Asked::Ruling) || file_of(source) == file_of(&sources[0])
         })
         .collect();
+    if let Some(thing) = unmentioned(&question, &sources[..sources.len().min(SOURCES_READ)]) {
+        return Err(NotQuoted::NotMentioned(thing));
+    }
     let mut ranked = rank_all(&question, &read, meaning).into_iter();
     let quoted = |index: usize, ranked: &Ranked| Extracted {
         source: index,
@@ -142,6 +148,27 @@ pub(crate) fn extract(
         Some(wanted @ (Asked::Amount | Asked::Number)) => Err(NotQuoted::NotStated(wanted)),
         _ => Ok(quoted(index, &best)),
     }
+}
+
+/// The thing the question asks whether there is, when no sentence or title of `read` names it
+/// (nor any of its alternatives); a source in the other language than the question's, which
+/// names nothing in its words, counts as naming it.
+fn unmentioned(question: &Question, read: &[Source]) -> Option<String> {
+    let things = question.things.as_ref()?;
+    let named = read.iter().any(|source| {
+        detect_script(&source.text) != question.script
+            || std::iter::once(source.title.as_str())
+                .chain(
+                    sentence_ranges(&source.text)
+                        .into_iter()
+                        .map(|range| &source.text[range]),
+                )
+                .any(|sentence| {
+                    let terms = stemmed_terms(sentence);
+                    things.iter().any(|thing| names(&terms, thing))
+                })
+    });
+    (!named).then(|| things[0].clone())
 }
 
 /// Each read source's candidates ranked (`None` for a source without any); the candidates of
@@ -228,6 +255,8 @@ struct Question {
     steps: bool,
     /// The quantities the newest question states its case with ("5 years").
     quantities: Vec<Quantity>,
+    /// What the newest question asks whether there is ([`asked_things`]).
+    things: Option<Vec<String>>,
 }
 
 impl Question {
@@ -240,6 +269,7 @@ impl Question {
             script: detect_script(newest),
             steps: asks_for_steps(&newest.to_lowercase()),
             quantities: quantities(newest),
+            things: asked_things(newest),
         }
     }
 }
@@ -901,6 +931,38 @@ mod tests {
             quoted(None),
             3,
             "without an embedder no sentence is below the average"
+        );
+    }
+
+    #[test]
+    fn a_thing_asked_after_that_no_source_names_is_refused() {
+        let leave = source(
+            "休暇",
+            "年次有給休暇は入社6か月後に10日与える。慶弔休暇は結婚の際に5日与える。",
+        );
+        assert_eq!(
+            extract("誕生日休暇ってある？", std::slice::from_ref(&leave), None),
+            Err(NotQuoted::NotMentioned("誕生日休暇".to_string()))
+        );
+        let birthday = source("休暇", "誕生日には特別休暇を1日与える。");
+        assert!(extract("誕生日休暇ってある？", &[leave, birthday], None).is_ok());
+        let benefits = source(
+            "Benefits",
+            "GSA offers health, dental and vision insurance.",
+        );
+        assert_eq!(
+            extract(
+                "unrelated, but does GSA offer pet insurance?",
+                std::slice::from_ref(&benefits),
+                None
+            ),
+            Err(NotQuoted::NotMentioned("pet insurance".to_string()))
+        );
+        assert!(extract("does GSA offer dental insurance?", &[benefits], None).is_ok());
+        let japanese = source("福利厚生", "ペット保険の補助はない。");
+        assert!(
+            extract("does GSA offer pet insurance?", &[japanese], None).is_ok(),
+            "a page in the other language names nothing in the question's words"
         );
     }
 

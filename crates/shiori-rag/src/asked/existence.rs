@@ -1,0 +1,191 @@
+//! Questions that ask whether a thing exists — "is there a home office stipend?", "does GSA
+//! offer pet insurance?", 「誕生日休暇ってある？」 — name the thing. A page on the topic (the
+//! leave page, the benefits page) that never names it does not answer: it lists what there is,
+//! and quoting it answers a question nobody asked. The realistic unanswerable question is this
+//! one: the handbook has a page on leave, but no birthday leave.
+
+use shiori_analysis::text::stemmed_terms;
+use std::collections::HashSet;
+
+/// The things a question asks whether there are (one, or alternatives: 「社員食堂とか食事補助
+/// ってある？」 asks about either), as written; `None` when it asks something else.
+pub(crate) fn asked_things(question: &str) -> Option<Vec<String>> {
+    let question = question.trim().trim_end_matches(['?', '？', ' ']);
+    let thing = english_thing(&question.to_lowercase()).or_else(|| japanese_thing(question))?;
+    let things: Vec<String> = thing
+        .split(['・', '、', '/'])
+        .flat_map(|part| part.split("とか"))
+        .flat_map(|part| part.split(" or "))
+        .map(|part| part.trim().trim_end_matches("の制度").trim().to_string())
+        .filter(|part| !stemmed_terms(part).is_empty())
+        .collect();
+    (!things.is_empty()).then_some(things)
+}
+
+/// Whether `sentence` names `thing`: it holds more than half of the thing's terms (its words'
+/// stems, or its characters' bigrams in Japanese, where 「誕生日に休暇を」 names 誕生日休暇).
+pub(crate) fn names(sentence_terms: &HashSet<String>, thing: &str) -> bool {
+    let terms = stemmed_terms(thing);
+    let held = terms
+        .iter()
+        .filter(|term| sentence_terms.contains(*term))
+        .count();
+    !terms.is_empty() && 2 * held > terms.len()
+}
+
+/// Openings of an English question asking whether something exists; the thing follows.
+const ENGLISH_OPENINGS: [&str; 6] = [
+    "is there",
+    "are there",
+    "do we have",
+    "do we get",
+    "do you have",
+    "do you offer",
+];
+
+/// Verbs with which "does X …" asks whether X has something ("does GSA offer pet insurance").
+const HAVING_VERBS: [&str; 4] = ["offer", "have", "provide", "give"];
+
+/// Words that end the thing's phrase: what follows says more of the question, not of the thing
+/// ("a cap on how much …", "a relocation allowance if I move").
+const PHRASE_ENDS: [&str; 14] = [
+    "on", "for", "if", "to", "when", "while", "in", "at", "and", "that", "which", "i", "we", "you",
+];
+
+fn english_thing(question: &str) -> Option<String> {
+    // "unrelated, but does GSA offer …": the asking clause may follow another, and it opens
+    // with its verb ("what is there a large population of" asks for something else).
+    question.split([',', ';', '?']).find_map(|clause| {
+        let words: Vec<&str> = clause
+            .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+            .filter(|word| !word.is_empty())
+            .skip_while(|word| LEAD_INS.contains(word))
+            .collect();
+        let opened = ENGLISH_OPENINGS.iter().find_map(|opening| {
+            let opening: Vec<&str> = opening.split(' ').collect();
+            words.starts_with(&opening).then_some(opening.len())
+        });
+        let does_have = (words.first() == Some(&"does")
+            && words.get(2).is_some_and(|verb| HAVING_VERBS.contains(verb)))
+        .then_some(3);
+        let start = opened.or(does_have)?;
+        let phrase: Vec<&str> = words[start..]
+            .iter()
+            .copied()
+            .skip_while(|word| matches!(*word, "a" | "an" | "any" | "some"))
+            .take_while(|word| !PHRASE_ENDS.contains(word))
+            .collect();
+        (!phrase.is_empty()).then(|| phrase.join(" "))
+    })
+}
+
+/// Words a clause may open with before its question ("but does …", "so is there …").
+const LEAD_INS: [&str; 6] = ["but", "so", "and", "ok", "also", "then"];
+
+/// Endings of a Japanese question asking whether something exists, after the thing and its
+/// particle (「誕生日休暇ってある？」「社員旅行とかもある？」「制度はありますか」).
+const JAPANESE_ENDINGS: [&str; 8] = [
+    "ある",
+    "あるの",
+    "あるか",
+    "ありますか",
+    "あります",
+    "あったりする",
+    "あったりします",
+    "あるんですか",
+];
+
+/// Particles between the thing and its ending, longest first.
+const JAPANESE_PARTICLES: [&str; 5] = ["とかも", "って", "とか", "は", "も"];
+
+fn japanese_thing(question: &str) -> Option<String> {
+    let body = JAPANESE_ENDINGS
+        .iter()
+        .find_map(|ending| question.strip_suffix(ending))?;
+    let thing = JAPANESE_PARTICLES
+        .iter()
+        .find_map(|particle| body.strip_suffix(particle))?;
+    // 「確定拠出年金（iDeCo・企業型DC）の制度は」: what the brackets add is the thing's detail.
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    for c in thing.chars() {
+        match c {
+            '(' | '（' => depth += 1,
+            ')' | '）' => depth = depth.saturating_sub(1),
+            c if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let last_clause = plain.rsplit(['、', '。', '？']).next().unwrap_or_default();
+    (!last_clause.trim().is_empty()).then(|| last_clause.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_thing_a_question_asks_whether_there_is() {
+        for (question, things) in [
+            (
+                "is there a home office stipend, and how much is it?",
+                vec!["home office stipend"],
+            ),
+            (
+                "is there a cap on how much award leave I can get?",
+                vec!["cap"],
+            ),
+            (
+                "is there a relocation allowance if I move for the job?",
+                vec!["relocation allowance"],
+            ),
+            (
+                "unrelated, but does GSA offer pet insurance?",
+                vec!["pet insurance"],
+            ),
+            ("Is there a Mac loaner program?", vec!["mac loaner program"]),
+            ("誕生日休暇ってある？", vec!["誕生日休暇"]),
+            (
+                "社員食堂とか食事補助ってある？",
+                vec!["社員食堂", "食事補助"],
+            ),
+            ("社員旅行とかもある？", vec!["社員旅行"]),
+            (
+                "確定拠出年金（iDeCo・企業型DC）の制度はある？",
+                vec!["確定拠出年金"],
+            ),
+        ] {
+            assert_eq!(
+                asked_things(question),
+                Some(things.iter().map(|thing| thing.to_string()).collect()),
+                "{question}"
+            );
+        }
+        for question in [
+            "how much is the transit subsidy?",
+            "can I bring my dog to the office?",
+            "有給休暇は何日ある？",
+            "What is there a large population of in the Chota Valley?",
+            "In what other country besides the US does GE provide lending services?",
+            "how many weeks of sabbatical do we get after five years?",
+            "服装の決まりってある？スーツ必須？",
+        ] {
+            assert_eq!(asked_things(question), None, "{question}");
+        }
+    }
+
+    #[test]
+    fn a_sentence_names_a_thing_by_most_of_its_terms() {
+        let named = |sentence: &str, thing: &str| names(&stemmed_terms(sentence), thing);
+        assert!(named("誕生日には特別休暇を1日与える。", "誕生日休暇"));
+        assert!(!named("年次有給休暇は10日とする。", "誕生日休暇"));
+        assert!(named(
+            "TTS does not currently have a Mac Loaner Program.",
+            "mac loaner program"
+        ));
+        assert!(!named(
+            "GSA offers health insurance plans.",
+            "pet insurance"
+        ));
+    }
+}
