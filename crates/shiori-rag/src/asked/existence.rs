@@ -43,8 +43,17 @@ const ENGLISH_OPENINGS: [&str; 6] = [
     "do you offer",
 ];
 
-/// Verbs with which "does X …" asks whether X has something ("does GSA offer pet insurance").
-const HAVING_VERBS: [&str; 4] = ["offer", "have", "provide", "give"];
+/// Verbs with which "does X …" or "will X …" asks whether X has or pays for something ("does GSA offer pet
+/// insurance", "does GSA cover travel insurance").
+const HAVING_VERBS: [&str; 7] = [
+    "offer",
+    "have",
+    "provide",
+    "give",
+    "cover",
+    "reimburse",
+    "pay",
+];
 
 /// Words that end the thing's phrase: what follows says more of the question, not of the thing
 /// ("a cap on how much …", "a relocation allowance if I move").
@@ -65,19 +74,24 @@ fn english_thing(question: &str) -> Option<String> {
             let opening: Vec<&str> = opening.split(' ').collect();
             words.starts_with(&opening).then_some(opening.len())
         });
-        let does_have = (words.first() == Some(&"does")
+        let does_have = (words
+            .first()
+            .is_some_and(|verb| matches!(*verb, "does" | "will"))
             && words.get(2).is_some_and(|verb| HAVING_VERBS.contains(verb)))
         .then_some(3);
         let start = opened.or(does_have)?;
         let phrase: Vec<&str> = words[start..]
             .iter()
             .copied()
-            .skip_while(|word| matches!(*word, "a" | "an" | "any" | "some"))
+            .skip_while(|word| DETERMINERS.contains(word))
             .take_while(|word| !PHRASE_ENDS.contains(word))
             .collect();
         (!phrase.is_empty()).then(|| phrase.join(" "))
     })
 }
+
+/// Words before the thing that are not the thing ("for my home internet bill").
+const DETERMINERS: [&str; 9] = ["a", "an", "any", "some", "for", "my", "our", "the", "your"];
 
 /// Words a clause may open with before its question ("but does …", "so is there …").
 const LEAD_INS: [&str; 6] = ["but", "so", "and", "ok", "also", "then"];
