@@ -89,6 +89,15 @@ struct Bound {
 }
 
 impl Span {
+    /// The range from `low` up, of `bound`'s unit.
+    fn from((bound, low): (Mention, Bound)) -> Span {
+        Span {
+            unit: bound.quantity.unit,
+            low: Some(low),
+            high: None,
+        }
+    }
+
     fn covers(&self, quantity: &Quantity) -> bool {
         let above = |bound: &Bound| match bound.included {
             true => quantity.value >= bound.value,
@@ -167,13 +176,7 @@ fn spans(text: &str) -> Vec<Span> {
         }
         match side(&lower, mention) {
             Some(Side::Low(included)) => {
-                if let Some((earlier, low)) = pending.take() {
-                    spans.push(Span {
-                        unit: earlier.quantity.unit,
-                        low: Some(low),
-                        high: None,
-                    });
-                }
+                spans.extend(pending.take().map(Span::from));
                 pending = Some((*mention, bound(included)));
             }
             Some(Side::High(included)) => {
@@ -192,13 +195,7 @@ fn spans(text: &str) -> Vec<Span> {
             None => {}
         }
     }
-    if let Some((earlier, low)) = pending {
-        spans.push(Span {
-            unit: earlier.quantity.unit,
-            low: Some(low),
-            high: None,
-        });
-    }
+    spans.extend(pending.map(Span::from));
     spans
 }
 
@@ -207,6 +204,7 @@ fn spans(text: &str) -> Vec<Span> {
 const GAP: usize = 12;
 
 /// Which end of a range a bound is, and whether its value is in it.
+#[derive(Clone, Copy)]
 enum Side {
     Low(bool),
     High(bool),
@@ -262,10 +260,7 @@ fn side(text: &str, mention: &Mention) -> Option<Side> {
         .iter()
         .find(|(phrase, _)| ends_with_word(phrase))
         .or_else(|| AFTER.iter().find(|(phrase, _)| after.starts_with(phrase)))
-        .map(|(_, side)| match side {
-            Side::Low(included) => Side::Low(*included),
-            Side::High(included) => Side::High(*included),
-        })
+        .map(|(_, side)| *side)
 }
 
 /// The low end of a range whose high end is `mention`, when the two are said as one: "between

@@ -5,7 +5,9 @@
 //! little), and, with the corpus's embedder, how near its meaning is to the question's
 //! ([`Meaning`]); the two, each standardised over the source's sentences, weigh the same. A
 //! row whose range covers a quantity the question states ("2km以上10km未満" for "片道5km")
-//! holds it as it would the question's rarest word ([`crate::case`]).
+//! holds it as it would the question's rarest word ([`crate::case`]). A question asking whether
+//! a thing exists ("is there a home office stipend?") is refused when no sentence or title of
+//! the sources read names the thing ([`NotQuoted::NotMentioned`]).
 //! Sentences, list items and table rows are candidates; a question line of an FAQ or a
 //! line that is only a link is context, never the answer. A source none of whose sentences
 //! shares a word of the question gives way to the next one that does. When the question asks
@@ -460,7 +462,7 @@ impl Ranked {
             }
             // A line that introduces a list says nothing without its items ("A few things to
             // remember:"); it comes only as the best candidate's, with them.
-            if introduces(&text[self.candidates[index].range.clone()]) {
+            if introduces(sentence(index)) {
                 continue;
             }
             // A sentence below the source's average that is not beside the best one is filler
