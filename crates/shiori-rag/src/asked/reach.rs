@@ -1,7 +1,8 @@
 //! Questions that ask where to reach someone or something — a website, an email address, a
 //! phone number, a street address, whom to contact — and whether a sentence gives one. Each is
-//! seen in a sentence's characters (`https://`, `@`, a phone number's digits, `Suite 5685`), so a line that
-//! only names the topic ("Dental and vision plan") gives way to the row that links it.
+//! seen in a sentence's characters (`https://`, `@`, a phone number's digits, `Suite 5685`),
+//! so a line that only names the topic ("Dental and vision plan") gives way to the row that
+//! links it.
 
 use super::{contains_wording, Asked};
 
