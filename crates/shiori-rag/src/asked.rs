@@ -8,7 +8,7 @@
 mod existence;
 mod reach;
 
-pub(crate) use existence::{asked_things, names};
+pub(crate) use existence::{asked_things, Thing};
 
 /// The kinds of answer whose presence in a sentence can be seen from its characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

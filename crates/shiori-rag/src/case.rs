@@ -69,8 +69,9 @@ const NUMBER_WORDS: [&str; 13] = [
 #[derive(Debug, Clone, Copy)]
 struct Mention {
     quantity: Quantity,
-    /// Byte offsets of the number's first character and of the end of its unit.
+    /// Byte offsets of the number's first character, of its end and of the end of its unit.
     start: usize,
+    number_end: usize,
     end: usize,
 }
 
@@ -242,11 +243,7 @@ const AFTER: [(&str, Side); 9] = [
 fn side(text: &str, mention: &Mention) -> Option<Side> {
     let before = text[..mention.start].trim_end();
     let after = &text[mention.end..];
-    let number_end = mention.start
-        + text[mention.start..]
-            .find(|c: char| !is_number_char(c))
-            .unwrap_or(text.len() - mention.start);
-    if text[number_end..].starts_with('+') {
+    if text[mention.number_end..].starts_with('+') {
         return Some(Side::Low(true));
     }
     let ends_with_word = |phrase: &str| {
@@ -321,6 +318,7 @@ fn mentions(text: &str) -> Vec<Mention> {
         found.push(Mention {
             quantity: Quantity { value, unit: *unit },
             start,
+            number_end,
             end: text.len() - rest.len(),
         });
     }

@@ -22,7 +22,7 @@
 //! sentence next to the one that restates the question
 //! ("…場合がある。このような梅雨を空梅雨という。").
 
-use crate::asked::{asked, asked_things, asks_for_steps, names, states, Asked};
+use crate::asked::{asked, asked_things, asks_for_steps, states, Asked, Thing};
 use crate::case::{covers_any, quantities, Quantity};
 use crate::meaning::{Meaning, Nearness};
 use shiori_analysis::text::{sentence_ranges, stemmed_terms};
@@ -167,10 +167,10 @@ fn unmentioned(question: &Question, read: &[Source]) -> Option<String> {
                 )
                 .any(|sentence| {
                     let terms = stemmed_terms(sentence);
-                    things.iter().any(|thing| names(&terms, thing))
+                    things.iter().any(|thing| thing.is_named_by(&terms))
                 })
     });
-    (!named).then(|| things[0].clone())
+    (!named).then(|| things[0].name.clone())
 }
 
 /// Each read source's candidates ranked (`None` for a source without any); the candidates of
@@ -258,7 +258,7 @@ struct Question {
     /// The quantities the newest question states its case with ("5 years").
     quantities: Vec<Quantity>,
     /// What the newest question asks whether there is ([`asked_things`]).
-    things: Option<Vec<String>>,
+    things: Option<Vec<Thing>>,
 }
 
 impl Question {

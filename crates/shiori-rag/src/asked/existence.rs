@@ -7,30 +7,50 @@
 use shiori_analysis::text::stemmed_terms;
 use std::collections::HashSet;
 
+/// A thing a question asks whether there is, with its terms, taken once for every sentence it
+/// is looked for in.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Thing {
+    /// As the question writes it.
+    pub(crate) name: String,
+    terms: HashSet<String>,
+}
+
+impl Thing {
+    /// `None` for a name without a term ("any").
+    fn new(name: &str) -> Option<Thing> {
+        let terms = stemmed_terms(name);
+        (!terms.is_empty()).then(|| Thing {
+            name: name.to_string(),
+            terms,
+        })
+    }
+
+    /// Whether a sentence of `sentence_terms` names the thing: it holds more than half of the
+    /// thing's terms (its words' stems, or its characters' bigrams in Japanese, where
+    /// 「誕生日に休暇を」 names 誕生日休暇).
+    pub(crate) fn is_named_by(&self, sentence_terms: &HashSet<String>) -> bool {
+        let held = self
+            .terms
+            .iter()
+            .filter(|term| sentence_terms.contains(*term))
+            .count();
+        2 * held > self.terms.len()
+    }
+}
+
 /// The things a question asks whether there are (one, or alternatives: 「社員食堂とか食事補助
-/// ってある？」 asks about either), as written; `None` when it asks something else.
-pub(crate) fn asked_things(question: &str) -> Option<Vec<String>> {
+/// ってある？」 asks about either); `None` when it asks something else.
+pub(crate) fn asked_things(question: &str) -> Option<Vec<Thing>> {
     let question = question.trim().trim_end_matches(['?', '？', ' ']);
     let thing = english_thing(&question.to_lowercase()).or_else(|| japanese_thing(question))?;
-    let things: Vec<String> = thing
+    let things: Vec<Thing> = thing
         .split(['・', '、', '/'])
         .flat_map(|part| part.split("とか"))
         .flat_map(|part| part.split(" or "))
-        .map(|part| part.trim().trim_end_matches("の制度").trim().to_string())
-        .filter(|part| !stemmed_terms(part).is_empty())
+        .filter_map(|part| Thing::new(part.trim().trim_end_matches("の制度").trim()))
         .collect();
     (!things.is_empty()).then_some(things)
-}
-
-/// Whether `sentence` names `thing`: it holds more than half of the thing's terms (its words'
-/// stems, or its characters' bigrams in Japanese, where 「誕生日に休暇を」 names 誕生日休暇).
-pub(crate) fn names(sentence_terms: &HashSet<String>, thing: &str) -> bool {
-    let terms = stemmed_terms(thing);
-    let held = terms
-        .iter()
-        .filter(|term| sentence_terms.contains(*term))
-        .count();
-    !terms.is_empty() && 2 * held > terms.len()
 }
 
 /// Openings of an English question asking whether something exists; the thing follows.
@@ -169,8 +189,10 @@ mod tests {
                 vec!["確定拠出年金"],
             ),
         ] {
+            let names: Option<Vec<String>> = asked_things(question)
+                .map(|found| found.into_iter().map(|thing| thing.name).collect());
             assert_eq!(
-                asked_things(question),
+                names,
                 Some(things.iter().map(|thing| thing.to_string()).collect()),
                 "{question}"
             );
@@ -190,7 +212,9 @@ mod tests {
 
     #[test]
     fn a_sentence_names_a_thing_by_most_of_its_terms() {
-        let named = |sentence: &str, thing: &str| names(&stemmed_terms(sentence), thing);
+        let named = |sentence: &str, thing: &str| {
+            Thing::new(thing).is_some_and(|thing| thing.is_named_by(&stemmed_terms(sentence)))
+        };
         assert!(named("誕生日には特別休暇を1日与える。", "誕生日休暇"));
         assert!(!named("年次有給休暇は10日とする。", "誕生日休暇"));
         assert!(named(
