@@ -3,12 +3,15 @@
 //! or "how long" a date or a duration. A sentence that shares the question's words but states
 //! no amount is the question restated, not its answer. Where to reach someone or something
 //! (a website, an email address, whom to contact) is read in [`reach`]; whether a thing exists
-//! ("is there a …?", 「…ってある？」) in [`existence`].
+//! ("is there a …?", 「…ってある？」) in [`existence`]; what an amount asked for is specific to
+//! ("… for our own wedding") in [`specifics`].
 
 mod existence;
 mod reach;
+mod specifics;
 
 pub(crate) use existence::{asked_things, Thing};
+pub(crate) use specifics::amount_specifics;
 
 /// The kinds of answer whose presence in a sentence can be seen from its characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,9 @@
 //! ([`Meaning`]); the two, each standardised over the source's sentences, weigh the same. A
 //! row whose range covers a quantity the question states ("2km以上10km未満" for "片道5km")
 //! holds it as it would the question's rarest word ([`crate::case`]). A question asking whether
-//! a thing exists ("is there a home office stipend?") is refused when no sentence or title of
-//! the sources read names the thing ([`NotQuoted::NotMentioned`]).
+//! a thing exists ("is there a home office stipend?"), or an amount for a specific case ("how
+//! many days of paid leave for our own wedding?"), is refused when no sentence or title of the
+//! sources read names the thing or the case ([`NotQuoted::NotMentioned`]).
 //! Sentences, list items and table rows are candidates; a question line of an FAQ or a
 //! line that is only a link is context, never the answer. A source none of whose sentences
 //! shares a word of the question gives way to the next one that does. When the question asks
@@ -22,7 +23,7 @@
 //! sentence next to the one that restates the question
 //! ("…場合がある。このような梅雨を空梅雨という。").
 
-use crate::asked::{asked, asked_things, asks_for_steps, states, Asked, Thing};
+use crate::asked::{amount_specifics, asked, asked_things, asks_for_steps, states, Asked, Thing};
 use crate::case::{covers_any, quantities, Quantity};
 use crate::meaning::{Meaning, Nearness};
 use shiori_analysis::text::{sentence_ranges, stemmed_terms};
@@ -152,25 +153,41 @@ pub(crate) fn extract(
     }
 }
 
-/// The thing the question asks whether there is, when no sentence or title of `read` names it
-/// (nor any of its alternatives); a source in the other language than the question's, which
-/// names nothing in its words, counts as naming it.
+/// What the question asks about that no sentence or title of `read` names: the thing it asks
+/// whether there is (when none of its alternatives is named), else the first thing an amount
+/// it asks for is specific to. A source in the other language than the question's, which names
+/// nothing in its words, counts as naming everything.
 fn unmentioned(question: &Question, read: &[Source]) -> Option<String> {
-    let things = question.things.as_ref()?;
-    let named = read.iter().any(|source| {
-        detect_script(&source.text) != question.script
-            || std::iter::once(source.title.as_str())
-                .chain(
-                    sentence_ranges(&source.text)
-                        .into_iter()
-                        .map(|range| &source.text[range]),
-                )
-                .any(|sentence| {
-                    let terms = stemmed_terms(sentence);
-                    things.iter().any(|thing| thing.is_named_by(&terms))
-                })
-    });
-    (!named).then(|| things[0].name.clone())
+    let asks_after_things = question.things.is_some() || !question.specifics.is_empty();
+    if !asks_after_things
+        || read
+            .iter()
+            .any(|source| detect_script(&source.text) != question.script)
+    {
+        return None;
+    }
+    let sentences: Vec<HashSet<String>> = read
+        .iter()
+        .flat_map(|source| {
+            std::iter::once(source.title.as_str()).chain(
+                sentence_ranges(&source.text)
+                    .into_iter()
+                    .map(|range| &source.text[range]),
+            )
+        })
+        .map(stemmed_terms)
+        .collect();
+    let named = |thing: &Thing| sentences.iter().any(|terms| thing.is_named_by(terms));
+    if let Some(things) = &question.things {
+        if !things.iter().any(named) {
+            return Some(things[0].name.clone());
+        }
+    }
+    question
+        .specifics
+        .iter()
+        .find(|thing| !named(thing))
+        .map(|thing| thing.name.clone())
 }
 
 /// Each read source's candidates ranked (`None` for a source without any); the candidates of
@@ -259,6 +276,8 @@ struct Question {
     quantities: Vec<Quantity>,
     /// What the newest question asks whether there is ([`asked_things`]).
     things: Option<Vec<Thing>>,
+    /// What an amount the newest question asks for is specific to ([`amount_specifics`]).
+    specifics: Vec<Thing>,
 }
 
 impl Question {
@@ -272,6 +291,7 @@ impl Question {
             steps: asks_for_steps(&newest.to_lowercase()),
             quantities: quantities(newest),
             things: asked_things(newest),
+            specifics: amount_specifics(newest),
         }
     }
 }
@@ -965,6 +985,39 @@ mod tests {
         assert!(
             extract("does GSA offer pet insurance?", &[japanese], None).is_ok(),
             "a page in the other language names nothing in the question's words"
+        );
+    }
+
+    #[test]
+    fn an_amount_for_a_case_no_source_names_is_refused() {
+        let leave = source(
+            "Leave",
+            "You earn 4 hours of paid sick leave per pay period. You may take 5 days of administrative leave to move with a military spouse.",
+        );
+        assert_eq!(
+            extract(
+                "how many days of paid leave do we get for our own wedding?",
+                std::slice::from_ref(&leave),
+                None
+            ),
+            Err(NotQuoted::NotMentioned("wedding".to_string()))
+        );
+        assert_eq!(
+            extract(
+                "how much paid time off do interns get?",
+                std::slice::from_ref(&leave),
+                None
+            ),
+            Err(NotQuoted::NotMentioned("interns".to_string()))
+        );
+        assert!(
+            extract(
+                "how many days of admin leave do I get to move with my spouse?",
+                &[leave],
+                None
+            )
+            .is_ok(),
+            "admin is administrative clipped"
         );
     }
 
