@@ -9,9 +9,11 @@
 mod existence;
 mod reach;
 mod specifics;
+mod thing;
 
-pub(crate) use existence::{asked_things, Thing};
+pub(crate) use existence::asked_things;
 pub(crate) use specifics::amount_specifics;
+pub(crate) use thing::Thing;
 
 /// The kinds of answer whose presence in a sentence can be seen from its characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -153,13 +153,12 @@ pub(crate) fn extract(
     }
 }
 
-/// What the question asks about that no sentence or title of `read` names: the thing it asks
-/// whether there is (when none of its alternatives is named), else the first thing an amount
-/// it asks for is specific to. A source in the other language than the question's, which names
-/// nothing in its words, counts as naming everything.
+/// What the question asks after that no sentence or title of `read` names (none of a group's
+/// alternatives): the thing it asks whether there is, or what an amount it asks for is specific
+/// to. A source in the other language than the question's, which names nothing in its words,
+/// counts as naming everything.
 fn unmentioned(question: &Question, read: &[Source]) -> Option<String> {
-    let asks_after_things = question.things.is_some() || !question.specifics.is_empty();
-    if !asks_after_things
+    if question.asked_after.is_empty()
         || read
             .iter()
             .any(|source| detect_script(&source.text) != question.script)
@@ -178,16 +177,11 @@ fn unmentioned(question: &Question, read: &[Source]) -> Option<String> {
         .map(stemmed_terms)
         .collect();
     let named = |thing: &Thing| sentences.iter().any(|terms| thing.is_named_by(terms));
-    if let Some(things) = &question.things {
-        if !things.iter().any(named) {
-            return Some(things[0].name.clone());
-        }
-    }
     question
-        .specifics
+        .asked_after
         .iter()
-        .find(|thing| !named(thing))
-        .map(|thing| thing.name.clone())
+        .find(|alternatives| !alternatives.iter().any(named))
+        .map(|alternatives| alternatives[0].name.clone())
 }
 
 /// Each read source's candidates ranked (`None` for a source without any); the candidates of
@@ -274,10 +268,10 @@ struct Question {
     steps: bool,
     /// The quantities the newest question states its case with ("5 years").
     quantities: Vec<Quantity>,
-    /// What the newest question asks whether there is ([`asked_things`]).
-    things: Option<Vec<Thing>>,
-    /// What an amount the newest question asks for is specific to ([`amount_specifics`]).
-    specifics: Vec<Thing>,
+    /// What the newest question asks after: the thing it asks whether there is
+    /// ([`asked_things`]) and what an amount it asks for is specific to
+    /// ([`amount_specifics`]); each a group of alternatives a source must name one of.
+    asked_after: Vec<Vec<Thing>>,
 }
 
 impl Question {
@@ -290,8 +284,10 @@ impl Question {
             script: detect_script(newest),
             steps: asks_for_steps(&newest.to_lowercase()),
             quantities: quantities(newest),
-            things: asked_things(newest),
-            specifics: amount_specifics(newest),
+            asked_after: asked_things(newest)
+                .into_iter()
+                .chain(amount_specifics(newest))
+                .collect(),
         }
     }
 }
@@ -1019,6 +1015,19 @@ mod tests {
             .is_ok(),
             "admin is administrative clipped"
         );
+        let japanese = source(
+            "休暇",
+            "年次有給休暇は勤続6か月で10日与える。休暇開始日は休暇事由の発生日とする。",
+        );
+        assert_eq!(
+            extract(
+                "リフレッシュ休暇って勤続何年でもらえる？",
+                std::slice::from_ref(&japanese),
+                None
+            ),
+            Err(NotQuoted::NotMentioned("リフレッシュ休暇".to_string()))
+        );
+        assert!(extract("年次有給休暇って勤続何か月でもらえる？", &[japanese], None).is_ok());
     }
 
     #[test]

@@ -1,14 +1,25 @@
 //! What a question asking "how much" or "how many" is specific to: the thing counted ("how many
 //! weeks of *sabbatical*"), whom it is for ("how much paid time off do *interns* get") and the
-//! case it is for ("… do we get for our own *wedding*"). The leave page states how many days of
-//! paid leave there are; it answers the question about a wedding only if it names weddings.
-//! Quoting its figure otherwise answers a question nobody asked.
+//! case it is for ("… do we get for our own *wedding*"); in Japanese, the topic before 「って」
+//! (「*リフレッシュ休暇*って勤続何年でもらえる？」). The leave page states how many days of paid
+//! leave there are; it answers the question about a wedding only if it names weddings. Quoting
+//! its figure otherwise answers a question nobody asked.
 
-use super::existence::Thing;
+use super::thing::Thing;
 
-/// The things an English "how much" or "how many" question is specific to, each of which a
-/// source must name before it can answer; empty for any other question.
-pub(crate) fn amount_specifics(question: &str) -> Vec<Thing> {
+/// The things a question asking for an amount, a number or a time is specific to: groups of
+/// alternatives, of each of which a source must name one before it can answer; empty for any
+/// other question.
+pub(crate) fn amount_specifics(question: &str) -> Vec<Vec<Thing>> {
+    let mut specifics: Vec<Vec<Thing>> = english_specifics(question)
+        .into_iter()
+        .map(|thing| vec![thing])
+        .collect();
+    specifics.extend(japanese_specific(question));
+    specifics
+}
+
+fn english_specifics(question: &str) -> Vec<Thing> {
     question
         .to_lowercase()
         .replace('’', "'")
@@ -23,6 +34,40 @@ pub(crate) fn amount_specifics(question: &str) -> Vec<Thing> {
         .filter_map(|phrase| Thing::called(&phrase, owner(&phrase)))
         .collect()
 }
+
+/// 「リフレッシュ休暇って勤続何年でもらえる？」: the topic a Japanese question asking for an
+/// amount, a number or a time puts before its 「って」. Each run of kanji, katakana or Latin
+/// letters in it may be what a source calls it (「ツクロアで備品を記録しておく台帳」 is named
+/// by a page on 備品), so it is a set of alternatives.
+fn japanese_specific(question: &str) -> Option<Vec<Thing>> {
+    let asked = JAPANESE_ASKING
+        .iter()
+        .filter_map(|word| question.find(word))
+        .min()?;
+    let before = &question[..asked];
+    let topic = &before[..before.find("って")?];
+    let clause = topic.rsplit(['、', '，', ',', '。']).next()?;
+    let runs: Vec<Thing> = clause
+        .split(is_hiragana)
+        .filter_map(|run| Thing::called(clause.trim(), run.trim()))
+        .collect();
+    (!runs.is_empty()).then_some(runs)
+}
+
+fn is_hiragana(c: char) -> bool {
+    ('\u{3041}'..='\u{309F}').contains(&c)
+}
+
+/// Words with which a Japanese question asks for an amount, a number or a time.
+const JAPANESE_ASKING: [&str; 7] = [
+    "何",
+    "いくら",
+    "いつ",
+    "どれくらい",
+    "どのくらい",
+    "どれぐらい",
+    "どのぐらい",
+];
 
 /// Whose a phrase says it is, when it says so, which names it: "Malmedy's festival" is named
 /// wherever Malmedy's carnival is, "our kid's school events" only where kids are.
@@ -131,10 +176,11 @@ const PHRASE_ENDS: [&str; 17] = [
 mod tests {
     use super::*;
 
+    /// Each group's name (its alternatives share it).
     fn names(question: &str) -> Vec<String> {
         amount_specifics(question)
             .into_iter()
-            .map(|thing| thing.name)
+            .map(|alternatives| alternatives[0].name.clone())
             .collect()
     }
 
@@ -183,8 +229,19 @@ mod tests {
                 vec!["admin leave"],
             ),
             ("有給休暇は何日ある？", vec![]),
+            ("リフレッシュ休暇って勤続何年でもらえる？", vec!["リフレッシュ休暇"]),
+            (
+                "インフルの予防接種、社内の集団接種っていつやるの？",
+                vec!["社内の集団接種"],
+            ),
         ] {
             assert_eq!(names(question), specifics, "{question}");
         }
+        let runs = amount_specifics("ツクロアで備品を記録しておく台帳って何て名前？");
+        assert_eq!(
+            runs[0].len(),
+            4,
+            "ツクロア, 備品, 記録 and 台帳 each may name it"
+        );
     }
 }
