@@ -230,7 +230,7 @@ fn nearness(
 /// The answer candidates of a source's text: its sentences, list items and table rows that can
 /// be an answer ([`is_answer_line`]).
 fn candidates_of(question: &Question, text: &str) -> Vec<Candidate> {
-    sentence_ranges(text)
+    let mut candidates: Vec<Candidate> = sentence_ranges(text)
         .into_iter()
         .filter(|range| is_answer_line(&text[range.clone()]))
         .map(|range| {
@@ -244,7 +244,24 @@ fn candidates_of(question: &Question, text: &str) -> Vec<Candidate> {
                 range,
             }
         })
-        .collect()
+        .collect();
+    // An item that is no sentence of its own completes the line ending in a colon above it,
+    // and states what that line states ("Three to five weeks in advance for:" above
+    // "Conferences that cost more than $2,500"). Below a line that is a sentence
+    // (「次のとおり減額する。」) each item says its own.
+    for item in 0..candidates.len() {
+        let fragment = !is_sentence(&text[candidates[item].range.clone()]);
+        let intro = list_intro(&candidates, text, item).filter(|&intro| {
+            fragment
+                && text[candidates[intro].range.clone()]
+                    .trim_end()
+                    .ends_with([':', '：'])
+        });
+        if intro.is_some_and(|intro| candidates[intro].states_asked) {
+            candidates[item].states_asked = true;
+        }
+    }
+    candidates
 }
 
 /// The file a source's document came from: a page, slide or sheet adds `#part` to its id.
@@ -517,21 +534,27 @@ impl Ranked {
         if introduces(sentence(lead)) {
             return items_after(lead);
         }
-        if !on_own_line(lead) {
-            return Vec::new();
-        }
-        let intro = (0..lead)
-            .rev()
-            .take(LIST_ITEMS)
-            .take_while(|&index| on_own_line(index))
-            .find(|&index| introduces(sentence(index)));
-        match intro {
+        match list_intro(&self.candidates, text, lead) {
             Some(intro) if self.steps => std::iter::once(intro)
                 .chain(items_after(intro).into_iter().filter(|&item| item != lead))
                 .collect(),
             intro => intro.into_iter().collect(),
         }
     }
+}
+
+/// The line that introduces the list `item` is an item of, when it is one: the nearest line
+/// above that introduces, with only lines between.
+fn list_intro(candidates: &[Candidate], text: &str, item: usize) -> Option<usize> {
+    let on_own_line = |index: usize| starts_line(text, candidates[index].range.start);
+    if !on_own_line(item) {
+        return None;
+    }
+    (0..item)
+        .rev()
+        .take(LIST_ITEMS)
+        .take_while(|&index| on_own_line(index))
+        .find(|&index| introduces(&text[candidates[index].range.clone()]))
 }
 
 /// How many lines above an item its list's introducing line may be.
@@ -549,8 +572,12 @@ fn is_item(line: &str) -> bool {
     let trimmed = line.trim();
     let marked = trimmed.starts_with(['•', '・', '●', '○', '■', '-', '*', '–', '※'])
         || trimmed.starts_with(|c: char| c.is_ascii_digit() || ('①'..='⑳').contains(&c));
-    let sentence = trimmed.ends_with(['。', '.', '！', '!']);
-    (marked || !sentence) && !introduces(trimmed)
+    (marked || !is_sentence(trimmed)) && !introduces(trimmed)
+}
+
+/// Whether a line ends as a sentence does, with a full stop.
+fn is_sentence(line: &str) -> bool {
+    line.trim_end().ends_with(['。', '.', '！', '!'])
 }
 
 /// Whether a sentence introduces the lines after it: it ends with a colon, or points at what
@@ -790,6 +817,29 @@ mod tests {
         ];
         let found = extract("What laptop will I get?", &sources, None).unwrap();
         assert_eq!(found.source, 1, "\"laptop\" is the stem of \"Laptops\"");
+    }
+
+    #[test]
+    fn an_item_completing_a_line_that_states_the_answer_states_it_too() {
+        let text = "Submit your request early.\nThree to five weeks in advance for:\n\
+                    Conferences that cost more than $2,500, including travel\n\
+                    The form asks for the cost of the conference.";
+        let question = Question::new("how far ahead do I request a conference over $2,500?");
+        let stated: Vec<bool> = candidates_of(&question, text)
+            .iter()
+            .map(|candidate| candidate.states_asked)
+            .collect();
+        assert_eq!(stated, [false, true, true, false]);
+        let text = "手当は次のとおり1,000円減額する。\n入退社の場合\n減額は行わない";
+        let question = Question::new("手当はいくら減る？");
+        let stated: Vec<bool> = candidates_of(&question, text)
+            .iter()
+            .map(|candidate| candidate.states_asked)
+            .collect();
+        assert!(
+            !stated[1],
+            "an item below a sentence says its own: {stated:?}"
+        );
     }
 
     #[test]
