@@ -1,10 +1,14 @@
 //! What a question asks for, read from its wording in English or Japanese, and whether a
 //! sentence states that kind of thing: "how much" wants an amount, "how many" a number, "when"
-//! or "how long" a date or a duration. A sentence that shares the question's words but states
-//! no amount is the question restated, not its answer. Where to reach someone or something
+//! or "how long" a date or a duration, "which form" or "what tool" a proper name. A sentence
+//! that shares the question's words but states no amount is the question restated, not its
+//! answer. Where to reach someone or something
 //! (a website, an email address, whom to contact) is read in [`reach`]; whether a thing exists
 //! ("is there a …?", 「…ってある？」) in [`existence`]; what an amount asked for is specific to
 //! ("… for our own wedding") in [`specifics`].
+
+use shiori_analysis::text::stemmed_terms;
+use std::collections::HashSet;
 
 mod existence;
 mod reach;
@@ -38,6 +42,10 @@ pub(crate) enum Asked {
     Address,
     /// Whom to reach: an email address or a phone number.
     Contact,
+    /// A name of the kind "what X" or "which X" asks for ("which form", "what password
+    /// manager"): a capitalised word or an acronym the question does not hold ("OPM Form 630",
+    /// "KeePassXC").
+    Name,
 }
 
 /// Question wordings, lower-cased, for each kind; the first kind with a match wins, so money
@@ -154,9 +162,13 @@ pub(crate) fn asked(question: &str) -> Option<Asked> {
     if let Some(reach) = reach::asked_reach(&lower) {
         return Some(reach);
     }
-    // "What service checks my salary?" asks for a name, whatever its topic's words.
+    // "What service checks my salary?" asks for a name, whatever its topic's words; of a
+    // product, a form or a service, a proper one.
     if named_kind(&lower).is_some() {
-        return None;
+        let proper = NAMED_KINDS
+            .iter()
+            .any(|kind| contains_wording(&lower, kind));
+        return proper.then_some(Asked::Name);
     }
     let Some(kind) = WORDINGS
         .iter()
@@ -194,6 +206,7 @@ impl Asked {
             Asked::Phone => "a phone number",
             Asked::Address => "an address",
             Asked::Contact => "whom to contact",
+            Asked::Name => "a name",
         }
     }
 }
@@ -269,11 +282,28 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
         Asked::Phone => reach::has_phone_number(&lower),
         Asked::Address => reach::has_street_address(&lower),
         Asked::Contact => reach::has_email_address(&lower) || reach::has_phone_number(&lower),
+        Asked::Name => holds_a_name(sentence, &HashSet::new()),
     }
 }
 
 /// `sentence` without the mark that numbers it in a list (`2. Click on the TSP tile`, `(3)`,
 /// `1)`, `①`): a step's place in a list states no number of what was asked.
+/// Whether `sentence` holds a name none of `known` (stemmed terms, the question's) is: a word
+/// with a capital after the sentence's first word ("We recommend *KeePassXC*"), or an acronym
+/// anywhere ("*OPM* Form 630").
+pub(crate) fn holds_a_name(sentence: &str, known: &HashSet<String>) -> bool {
+    let sentence = without_list_mark(sentence);
+    sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty() && word.is_ascii())
+        .enumerate()
+        .any(|(at, word)| {
+            let capitals = word.chars().filter(char::is_ascii_uppercase).count();
+            let named = capitals >= 2 || (capitals == 1 && at > 0 && word != "I");
+            named && stemmed_terms(word).iter().all(|term| !known.contains(term))
+        })
+}
+
 fn without_list_mark(sentence: &str) -> &str {
     let trimmed = sentence.trim_start();
     let circled = trimmed.strip_prefix(|c: char| ('①'..='⑳').contains(&c));
@@ -352,6 +382,25 @@ fn named_kind(question: &str) -> Option<&str> {
 }
 
 /// Words that name a kind only through the one after their "of": "what type of leave".
+/// Kinds of thing known by a proper name: "which form" is answered by "OPM Form 630", "what
+/// password manager" by "KeePassXC".
+const NAMED_KINDS: [&str; 14] = [
+    "tool",
+    "app",
+    "application",
+    "software",
+    "service",
+    "form",
+    "system",
+    "platform",
+    "program",
+    "manager",
+    "browser",
+    "vendor",
+    "provider",
+    "product",
+];
+
 const GENERAL_KINDS: [&str; 5] = ["type", "kind", "sort", "group", "form"];
 
 /// Whether a question (lower-cased) asks how to do something: its answer is a procedure.
@@ -586,8 +635,14 @@ mod tests {
             ("妻が出産したときは？", None),
             (
                 "my mortgage lender wants to verify my salary, what service do they use?",
-                None,
+                Some(Asked::Name),
             ),
+            (
+                "which password manager are we supposed to be using?",
+                Some(Asked::Name),
+            ),
+            ("what comes in the remote worker home kit?", None),
+            ("what type of tribe celebrated daylight returning?", None),
             ("what date is payday?", Some(Asked::Time)),
             ("what budget do we have for books?", Some(Asked::Amount)),
             ("what's the referral bonus?", Some(Asked::Amount)),
@@ -676,6 +731,17 @@ mod tests {
         ] {
             assert_eq!(named_kind(question), kind, "{question}");
         }
+    }
+
+    #[test]
+    fn a_name_is_a_capitalised_word_or_an_acronym_the_question_does_not_hold() {
+        let question = stemmed_terms("which password manager do we use at GSA?");
+        let holds = |sentence: &str| holds_a_name(sentence, &question);
+        assert!(holds("We recommend using KeePassXC on every laptop."));
+        assert!(holds("1. Complete the VLTP application and send it on."));
+        assert!(!holds("Use a password manager to store your passwords."));
+        assert!(!holds("GSA requires a password manager."));
+        assert!(!holds("Passwords must be long, and I mean long."));
     }
 
     #[test]

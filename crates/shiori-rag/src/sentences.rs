@@ -23,7 +23,9 @@
 //! sentence next to the one that restates the question
 //! ("…場合がある。このような梅雨を空梅雨という。").
 
-use crate::asked::{amount_specifics, asked, asked_things, asks_for_steps, states, Asked, Thing};
+use crate::asked::{
+    amount_specifics, asked, asked_things, asks_for_steps, holds_a_name, states, Asked, Thing,
+};
 use crate::case::{covers_any, quantities, Quantity};
 use crate::meaning::{Meaning, Nearness};
 use shiori_analysis::text::{sentence_ranges, stemmed_terms};
@@ -237,9 +239,11 @@ fn candidates_of(question: &Question, text: &str) -> Vec<Candidate> {
             let sentence = &text[range.clone()];
             Candidate {
                 terms: stemmed_terms(sentence),
-                states_asked: question
-                    .wanted
-                    .is_some_and(|wanted| states(sentence, wanted)),
+                states_asked: match question.wanted {
+                    Some(Asked::Name) => holds_a_name(sentence, &question.newest),
+                    Some(wanted) => states(sentence, wanted),
+                    None => false,
+                },
                 covers_case: covers_any(sentence, &question.quantities),
                 range,
             }
