@@ -271,6 +271,7 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
         Asked::Time => {
             (has_digit || any(&KANJI_NUMBERS) || any_word(&NUMBER_WORDS)) && any(&TIME_UNITS)
                 || any(&TIME_WORDS)
+                || has_numeric_date_or_time(&lower)
         }
         Asked::Ruling => {
             any(&["n't", "n’t"])
@@ -302,6 +303,31 @@ pub(crate) fn holds_a_name(sentence: &str, known: &HashSet<String>) -> bool {
             let named = capitals >= 2 || (capitals == 1 && at > 0 && word != "I");
             named && stemmed_terms(word).iter().all(|term| !known.contains(term))
         })
+}
+
+/// Whether `text` writes a date or a time in digits: `8/18/25`, `2025/1/1`, `9:30`, a year
+/// (`since 1670`), but not the name `SEV-2/1` or the label `Location: 230`.
+fn has_numeric_date_or_time(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let digit_at = |index: usize| bytes.get(index).is_some_and(u8::is_ascii_digit);
+    let separated = bytes.iter().enumerate().any(|(at, &byte)| {
+        if !matches!(byte, b':' | b'/') || at == 0 || !digit_at(at - 1) || !digit_at(at + 1) {
+            return false;
+        }
+        let start = bytes[..at]
+            .iter()
+            .rposition(|byte| !byte.is_ascii_digit())
+            .map_or(0, |before| before + 1);
+        !(start > 0 && (bytes[start - 1].is_ascii_alphabetic() || bytes[start - 1] == b'-'))
+    });
+    separated
+        || text
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| {
+                word.len() == 4
+                    && word.starts_with(['1', '2'])
+                    && word.bytes().all(|byte| byte.is_ascii_digit())
+            })
 }
 
 fn without_list_mark(sentence: &str) -> &str {
@@ -534,15 +560,13 @@ const NUMBER_WORDS: [&str; 14] = [
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
     "twice", "once", "half",
 ];
-const TIME_UNITS: [&str; 23] = [
+const TIME_UNITS: [&str; 29] = [
     "minute",
     "hour",
     "day",
     "week",
     "month",
     "year",
-    ":",
-    "/",
     "分",
     "時",
     "日",
@@ -556,8 +580,16 @@ const TIME_UNITS: [&str; 23] = [
     "半期",
     "quarter",
     "january",
+    "february",
+    "march",
     "april",
+    "june",
+    "july",
+    "august",
+    "september",
     "october",
+    "november",
+    "december",
 ];
 const TIME_WORDS: [&str; 29] = [
     "monday",
@@ -730,6 +762,22 @@ mod tests {
             ("who approves travel?", None),
         ] {
             assert_eq!(named_kind(question), kind, "{question}");
+        }
+    }
+
+    #[test]
+    fn a_date_or_a_time_in_digits_is_not_a_name_or_a_label() {
+        for (sentence, stated) in [
+            ("As of 8/18/25, TTS is located in the 2400 wing.", true),
+            ("The office opens at 9:30.", true),
+            ("The carnival has been held since at least 1670.", true),
+            (
+                "すべての重大インシデント(SEV-2/1)に対し、ポストモーテムを行います。",
+                false,
+            ),
+            ("Location: 230 S. Dearborn St.", false),
+        ] {
+            assert_eq!(states(sentence, Asked::Time), stated, "{sentence}");
         }
     }
 
