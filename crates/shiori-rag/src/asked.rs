@@ -287,8 +287,6 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
     }
 }
 
-/// `sentence` without the mark that numbers it in a list (`2. Click on the TSP tile`, `(3)`,
-/// `1)`, `①`): a step's place in a list states no number of what was asked.
 /// Whether `sentence` holds a name none of `known` (stemmed terms, the question's) is: a word
 /// with a capital after the sentence's first word ("We recommend *KeePassXC*"), or an acronym
 /// anywhere ("*OPM* Form 630").
@@ -330,6 +328,8 @@ fn has_numeric_date_or_time(text: &str) -> bool {
             })
 }
 
+/// `sentence` without the mark that numbers it in a list (`2. Click on the TSP tile`, `(3)`,
+/// `1)`, `①`): a step's place in a list states no number of what was asked.
 fn without_list_mark(sentence: &str) -> &str {
     let trimmed = sentence.trim_start();
     let circled = trimmed.strip_prefix(|c: char| ('①'..='⑳').contains(&c));
