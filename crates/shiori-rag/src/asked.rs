@@ -170,13 +170,23 @@ pub(crate) fn asked(question: &str) -> Option<Asked> {
             .any(|kind| contains_wording(&lower, kind));
         return proper.then_some(Asked::Name);
     }
-    let Some(kind) = WORDINGS
-        .iter()
-        .find(|(_, wordings)| wordings.iter().any(|wording| asks_with(&lower, wording)))
-        .map(|(kind, _)| *kind)
-    else {
+    let Some((kind, wording)) = WORDINGS.iter().find_map(|(kind, wordings)| {
+        wordings
+            .iter()
+            .find(|wording| asks_with(&lower, wording))
+            .map(|wording| (*kind, *wording))
+    }) else {
         return asks_yes_or_no(&lower).then_some(Asked::Ruling);
     };
+    // "Will they reimburse me for checking two bags?" names money but asks whether: only a
+    // question word ("how much", "when") asks for the amount itself.
+    // (Japanese wordings are asking words or nouns a yes-or-no question seldom holds.)
+    let asking_word = !wording.is_ascii()
+        || wording.starts_with("how ")
+        || QUESTION_WORDS.contains(&wording.split(' ').next().unwrap_or_default());
+    if !asking_word && asks_yes_or_no(&lower) {
+        return Some(Asked::Ruling);
+    }
     // "How much" asks for money only beside a word of money; "how much storage" wants a
     // number of gigabytes, "how much leave" hours or days.
     let money = WORDINGS[0]
@@ -676,6 +686,14 @@ mod tests {
             ("what comes in the remote worker home kit?", None),
             ("what type of tribe celebrated daylight returning?", None),
             ("what date is payday?", Some(Asked::Time)),
+            (
+                "will they reimburse me for checking two bags?",
+                Some(Asked::Ruling),
+            ),
+            (
+                "is there a cap on how much award leave I can get?",
+                Some(Asked::Time),
+            ),
             ("what budget do we have for books?", Some(Asked::Amount)),
             ("what's the referral bonus?", Some(Asked::Amount)),
             ("デンキヤギの法定休日は何曜日？", None),
