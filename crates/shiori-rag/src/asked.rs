@@ -1,11 +1,11 @@
 //! What a question asks for, read from its wording in English or Japanese, and whether a
 //! sentence states that kind of thing: "how much" wants an amount, "how many" a number, "when"
-//! or "how long" a date or a duration, "which form" or "what tool" a proper name. A sentence
-//! that shares the question's words but states no amount is the question restated, not its
-//! answer. Where to reach someone or something
-//! (a website, an email address, whom to contact) is read in [`reach`]; whether a thing exists
-//! ("is there a …?", 「…ってある？」) in [`existence`]; what an amount asked for is specific to
-//! ("… for our own wedding") in [`specifics`].
+//! or "how long" a date or a duration, "which form" or "what tool" a proper name, 「手続きは？」
+//! what to file. A sentence that shares the question's words but states no amount is the
+//! question restated, not its answer. Where to reach someone or something (a website, an email
+//! address, whom to contact) is read in [`reach`]; whether a thing exists ("is there a …?",
+//! 「…ってある？」) in [`existence`]; what an amount asked for is specific to ("… for our own
+//! wedding") in [`specifics`].
 
 use shiori_analysis::text::stemmed_terms;
 use std::collections::HashSet;
@@ -42,6 +42,9 @@ pub(crate) enum Asked {
     Address,
     /// Whom to reach: an email address or a phone number.
     Contact,
+    /// What to file: a form, a request, a notice (「有給使いたいとき、何を出せばいい？」「副業の
+    /// 手続きは？」).
+    Filing,
     /// A name of the kind "what X" or "which X" asks for ("which form", "what password
     /// manager"): a capitalised word or an acronym the question does not hold ("OPM Form 630",
     /// "KeePassXC").
@@ -170,6 +173,12 @@ pub(crate) fn asked(question: &str) -> Option<Asked> {
             .any(|kind| contains_wording(&lower, kind));
         return proper.then_some(Asked::Name);
     }
+    if FILING_WORDINGS
+        .iter()
+        .any(|wording| lower.contains(wording))
+    {
+        return Some(Asked::Filing);
+    }
     let Some((kind, wording)) = WORDINGS.iter().find_map(|(kind, wordings)| {
         wordings
             .iter()
@@ -217,6 +226,7 @@ impl Asked {
             Asked::Address => "an address",
             Asked::Contact => "whom to contact",
             Asked::Name => "a name",
+            Asked::Filing => "what to file",
         }
     }
 }
@@ -294,6 +304,7 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
         Asked::Address => reach::has_street_address(&lower),
         Asked::Contact => reach::has_email_address(&lower) || reach::has_phone_number(&lower),
         Asked::Name => holds_a_name(sentence, &HashSet::new()),
+        Asked::Filing => any(&FILINGS),
     }
 }
 
@@ -418,6 +429,12 @@ fn named_kind(question: &str) -> Option<&str> {
 }
 
 /// Words that name a kind only through the one after their "of": "what type of leave".
+/// Japanese wordings that ask what to file.
+const FILING_WORDINGS: [&str; 5] = ["何を出", "何を提出", "手続き", "何が必要", "届け出"];
+
+/// What a sentence names when it says what to file: a notice, a request, an application.
+const FILINGS: [&str; 8] = ["届", "願", "申請", "申し出", "提出", "許可", "承認", "申込"];
+
 /// Kinds of thing known by a proper name: "which form" is answered by "OPM Form 630", "what
 /// password manager" by "KeePassXC".
 const NAMED_KINDS: [&str; 14] = [
@@ -687,6 +704,11 @@ mod tests {
             ("what type of tribe celebrated daylight returning?", None),
             ("what date is payday?", Some(Asked::Time)),
             (
+                "ツクロアで夜10時過ぎに作業したいときの手続きは？",
+                Some(Asked::Filing),
+            ),
+            ("有給使いたいとき、何を出せばいい？", Some(Asked::Filing)),
+            (
                 "will they reimburse me for checking two bags?",
                 Some(Asked::Ruling),
             ),
@@ -781,6 +803,19 @@ mod tests {
         ] {
             assert_eq!(named_kind(question), kind, "{question}");
         }
+    }
+
+    #[test]
+    fn what_to_file_is_a_notice_a_request_or_an_application() {
+        assert!(states(
+            "深夜業を希望する者は、事前に会社に申し出なければならない。",
+            Asked::Filing
+        ));
+        assert!(states("休暇届を提出する。", Asked::Filing));
+        assert!(!states(
+            "深夜労働手当は、午後10時から午前5時までの労働に支給する。",
+            Asked::Filing
+        ));
     }
 
     #[test]
