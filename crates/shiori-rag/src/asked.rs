@@ -11,6 +11,7 @@ use shiori_analysis::text::stemmed_terms;
 use std::collections::HashSet;
 
 mod existence;
+mod phrase;
 mod reach;
 mod specifics;
 mod thing;

@@ -23,8 +23,8 @@ pub(crate) struct Quoted {
 }
 
 /// What a refusal says: nothing relevant enough was found, or the sources found are on the
-/// question's topic but none states the kind of thing it asks for, or names the thing it asks
-/// whether there is.
+/// question's topic but none states the kind of thing it asks for, or names what it asks after
+/// (a thing it asks whether there is, the case it asks an amount for).
 pub(crate) fn refusal_text(reason: &NotQuoted) -> String {
     match reason {
         NotQuoted::Nothing => REFUSAL_TEXT.to_string(),

@@ -75,8 +75,8 @@ pub(crate) enum NotQuoted {
     /// The question asks for this kind of thing and no sentence of the sources read that is on
     /// the question's topic states one: the pages on the topic do not say it.
     NotStated(Asked),
-    /// The question asks whether this thing exists and no sentence or title of the sources read
-    /// names it ([`crate::asked::asked_things`]).
+    /// The question asks after this thing (whether it exists, or an amount for it) and no
+    /// sentence or title of the sources read names it ([`crate::asked::Thing`]).
     NotMentioned(String),
 }
 

@@ -4,6 +4,7 @@
 //! and quoting it answers a question nobody asked. The realistic unanswerable question is this
 //! one: the handbook has a page on leave, but no birthday leave.
 
+use super::phrase::{noun_phrase, words};
 use super::thing::Thing;
 
 /// The things a question asks whether there are (one, or alternatives: 「社員食堂とか食事補助
@@ -30,8 +31,8 @@ const ENGLISH_OPENINGS: [&str; 6] = [
     "do you offer",
 ];
 
-/// Verbs with which "does X …" or "will X …" asks whether X has or pays for something ("does GSA offer pet
-/// insurance", "does GSA cover travel insurance").
+/// Verbs with which "does X …" or "will X …" asks whether X has or pays for something ("does
+/// GSA offer pet insurance", "does GSA cover travel insurance").
 const HAVING_VERBS: [&str; 7] = [
     "offer",
     "have",
@@ -42,19 +43,12 @@ const HAVING_VERBS: [&str; 7] = [
     "pay",
 ];
 
-/// Words that end the thing's phrase: what follows says more of the question, not of the thing
-/// ("a cap on how much …", "a relocation allowance if I move").
-const PHRASE_ENDS: [&str; 14] = [
-    "on", "for", "if", "to", "when", "while", "in", "at", "and", "that", "which", "i", "we", "you",
-];
-
 fn english_thing(question: &str) -> Option<String> {
     // "unrelated, but does GSA offer …": the asking clause may follow another, and it opens
     // with its verb ("what is there a large population of" asks for something else).
     question.split([',', ';', '?']).find_map(|clause| {
-        let words: Vec<&str> = clause
-            .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
-            .filter(|word| !word.is_empty())
+        let words: Vec<&str> = words(clause)
+            .into_iter()
             .skip_while(|word| LEAD_INS.contains(word))
             .collect();
         let opened = ENGLISH_OPENINGS.iter().find_map(|opening| {
@@ -67,18 +61,12 @@ fn english_thing(question: &str) -> Option<String> {
             && words.get(2).is_some_and(|verb| HAVING_VERBS.contains(verb)))
         .then_some(3);
         let start = opened.or(does_have)?;
-        let phrase: Vec<&str> = words[start..]
-            .iter()
-            .copied()
-            .skip_while(|word| DETERMINERS.contains(word))
-            .take_while(|word| !PHRASE_ENDS.contains(word))
-            .collect();
+        // "does GSA pay *for* travel insurance"
+        let rest = &words[start..];
+        let phrase = noun_phrase(rest.strip_prefix(&["for"]).unwrap_or(rest));
         (!phrase.is_empty()).then(|| phrase.join(" "))
     })
 }
-
-/// Words before the thing that are not the thing ("for my home internet bill").
-const DETERMINERS: [&str; 9] = ["a", "an", "any", "some", "for", "my", "our", "the", "your"];
 
 /// Words a clause may open with before its question ("but does …", "so is there …").
 const LEAD_INS: [&str; 6] = ["but", "so", "and", "ok", "also", "then"];

@@ -5,7 +5,9 @@
 //! leave there are; it answers the question about a wedding only if it names weddings. Quoting
 //! its figure otherwise answers a question nobody asked.
 
+use super::phrase::{noun_phrase, words, DETERMINERS};
 use super::thing::Thing;
+use super::QUESTION_VERBS;
 
 /// The things a question asking for an amount, a number or a time is specific to: groups of
 /// alternatives, of each of which a source must name one before it can answer; empty for any
@@ -24,13 +26,7 @@ fn english_specifics(question: &str) -> Vec<Thing> {
         .to_lowercase()
         .replace('’', "'")
         .split([',', ';', '?'])
-        .flat_map(|clause| {
-            let words: Vec<&str> = clause
-                .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
-                .filter(|word| !word.is_empty())
-                .collect();
-            clause_specifics(&words)
-        })
+        .flat_map(|clause| clause_specifics(&words(clause)))
         .filter_map(|phrase| Thing::called(&phrase, owner(&phrase)))
         .collect()
 }
@@ -92,14 +88,14 @@ fn clause_specifics(words: &[&str]) -> Vec<String> {
 /// "how many days of military leave do we get": the unit's `of` phrase, up to the verb.
 fn counted(rest: &[&str]) -> Option<String> {
     match rest {
-        [_unit, "of", phrase @ ..] => noun_phrase(phrase),
+        [_unit, "of", phrase @ ..] => short_noun_phrase(phrase),
         _ => None,
     }
 }
 
 /// "how much paid time off do interns get": who gets it, when not the one asking.
 fn recipient(rest: &[&str]) -> Option<String> {
-    let auxiliary = rest.iter().position(|word| AUXILIARIES.contains(word))?;
+    let auxiliary = rest.iter().position(|word| QUESTION_VERBS.contains(word))?;
     let after = &rest[auxiliary + 1..];
     let verb = after
         .iter()
@@ -128,28 +124,17 @@ fn case(rest: &[&str]) -> Option<String> {
         ["to", _verb, "for", phrase @ ..] => phrase,
         _ => return None,
     };
-    noun_phrase(purpose)
+    short_noun_phrase(purpose)
 }
 
-/// The words of a noun phrase at the start of `words`: its determiners dropped, up to the verb
-/// or the word that opens another phrase.
-fn noun_phrase(words: &[&str]) -> Option<String> {
-    let phrase: Vec<&str> = words
-        .iter()
-        .copied()
-        .skip_while(|word| DETERMINERS.contains(word))
-        .take_while(|word| !AUXILIARIES.contains(word) && !PHRASE_ENDS.contains(word))
-        .collect();
+/// The noun phrase `words` open with ([`noun_phrase`]), when it is short enough to name a thing.
+fn short_noun_phrase(words: &[&str]) -> Option<String> {
+    let phrase = noun_phrase(words);
     (!phrase.is_empty() && phrase.len() <= MAX_PHRASE_WORDS).then(|| phrase.join(" "))
 }
 
 /// A longer phrase is a clause that says more of the question, not a thing it names.
 const MAX_PHRASE_WORDS: usize = 3;
-
-/// Verbs that open the question's clause after "how much …" ("… do we get").
-const AUXILIARIES: [&str; 10] = [
-    "do", "does", "did", "can", "could", "will", "would", "should", "is", "are",
-];
 
 /// Verbs by which someone gets what is counted.
 const RECEIVING_VERBS: [&str; 7] = ["get", "earn", "receive", "accrue", "take", "have", "carry"];
@@ -160,17 +145,6 @@ const PRONOUNS: [&str; 9] = ["i", "we", "you", "they", "he", "she", "it", "one",
 /// Words that make a subject the asker's own ("how many layers would *your* final PCB have"):
 /// what it is called is the asker's word, not the documents'.
 const POSSESSIVES: [&str; 3] = ["my", "your", "our"];
-
-/// Words before a noun that are not the noun ("for *our own* wedding").
-const DETERMINERS: [&str; 10] = [
-    "a", "an", "the", "my", "our", "your", "their", "own", "his", "her",
-];
-
-/// Words that end a noun phrase: what follows says more of the question.
-const PHRASE_ENDS: [&str; 17] = [
-    "on", "for", "if", "to", "when", "while", "in", "at", "and", "or", "that", "which", "after",
-    "before", "per", "each", "every",
-];
 
 #[cfg(test)]
 mod tests {

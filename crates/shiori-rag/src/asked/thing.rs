@@ -44,8 +44,8 @@ impl Thing {
 
     /// Whether a sentence of `sentence_terms` names the thing: it holds more than half of the
     /// thing's terms (its words' stems, or its characters' bigrams in Japanese, where
-    /// 「誕生日に休暇を」 names 誕生日休暇, with the first and the last). A word the question clips counts as held by the
-    /// word it clips ("admin leave" by "administrative leave").
+    /// 「誕生日に休暇を」 names 誕生日休暇, with the first and the last). A word the question
+    /// clips counts as held by the word it clips ("admin leave" by "administrative leave").
     pub(crate) fn is_named_by(&self, sentence_terms: &HashSet<String>) -> bool {
         let held = self
             .terms

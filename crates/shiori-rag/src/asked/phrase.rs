@@ -1,0 +1,38 @@
+//! The English phrase a question names a thing with, read the same way wherever it is asked
+//! after: "is there a *relocation allowance* if I move", "how many weeks of *sabbatical* do we
+//! get".
+
+use super::QUESTION_VERBS;
+
+/// The words of a lower-cased English clause, with the apostrophes and hyphens inside them
+/// ("kid's", "part-time").
+pub(super) fn words(clause: &str) -> Vec<&str> {
+    clause
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+/// The noun phrase `words` open with: its determiners dropped, up to the verb or the word that
+/// opens another phrase ("a relocation allowance if I move" → "relocation allowance").
+pub(super) fn noun_phrase<'a>(words: &[&'a str]) -> Vec<&'a str> {
+    words
+        .iter()
+        .copied()
+        .skip_while(|word| DETERMINERS.contains(word))
+        .take_while(|word| !QUESTION_VERBS.contains(word) && !PHRASE_ENDS.contains(word))
+        .collect()
+}
+
+/// Words before a noun that are not the noun ("for *our own* wedding", "is there *any* …").
+pub(super) const DETERMINERS: [&str; 12] = [
+    "a", "an", "any", "some", "the", "my", "our", "your", "their", "his", "her", "own",
+];
+
+/// Words that end a noun phrase: what follows says more of the question, not of the thing ("a
+/// cap on how much …", "a relocation allowance if I move"). Not "or", which joins alternatives
+/// ("a gym or a pool").
+const PHRASE_ENDS: [&str; 19] = [
+    "on", "for", "if", "to", "when", "while", "in", "at", "and", "that", "which", "after",
+    "before", "per", "each", "every", "i", "we", "you",
+];
