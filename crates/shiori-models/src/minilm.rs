@@ -10,14 +10,12 @@ use serde::Deserialize;
 use shiori_core::{EmbedError, Embedder};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::batching::ragged_batches;
+use crate::batching::{ragged_batches, MAX_BATCH_TOKENS};
 use crate::bert::{BertEncoder, DenseWeights, LayerWeights, NormWeights, Precision};
 use crate::pooling::normalise;
+use rayon::prelude::*;
 
 const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
-/// Tokens per forward pass. Batches are ragged, so this only bounds the working buffers
-/// (about 14 KB a token); past a few thousand tokens the dense layers run no faster.
-const MAX_BATCH_TOKENS: usize = 4096;
 
 /// The part of sentence-transformers' `sentence_bert_config.json` that changes the output.
 #[derive(Deserialize)]
@@ -158,12 +156,12 @@ impl Embedder for MiniLmEmbedder {
             .encode_batch_fast(texts.to_vec(), true)
             .map_err(|e| EmbedError::tokenizer("").because(e))?;
         let sequences: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
-        // One batch at a time: the encoder already spreads each batch over every core.
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in ragged_batches(&sequences, MAX_BATCH_TOKENS) {
-            out.extend(self.embed_batch(batch)?);
-        }
-        Ok(out)
+        // Batches run side by side, each on a core of its own where there are enough of them.
+        let batches: Vec<Vec<Vec<f32>>> = ragged_batches(&sequences, MAX_BATCH_TOKENS)
+            .par_iter()
+            .map(|batch| self.embed_batch(batch))
+            .collect::<Result<_, _>>()?;
+        Ok(batches.into_iter().flatten().collect())
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {

