@@ -679,7 +679,10 @@ mod tests {
             ("申請は何日前までに出せばいい？", Some(Asked::Time)),
             ("休憩は何時から何時？", Some(Asked::Clock)),
             ("What time does the office open?", Some(Asked::Clock)),
-            ("what hours can they be reached by phone?", Some(Asked::Clock)),
+            (
+                "what hours can they be reached by phone?",
+                Some(Asked::Clock),
+            ),
             ("残業は月に何時間まで？", Some(Asked::Time)),
             ("So when do I hear back?", Some(Asked::Time)),
             (

@@ -11,7 +11,7 @@ use std::arch::x86_64::*;
 use rayon::prelude::*;
 
 /// Output columns per panel: two 16-lane registers.
-const PANEL: usize = 32;
+pub(crate) const PANEL: usize = 32;
 /// Rows a micro-kernel call computes: 2 × 8 accumulators plus operands fit the 32 registers.
 const TILE_ROWS: usize = 8;
 /// Rows a parallel task owns: its bfloat16 input (96 KB at 384 inputs) stays in L2 while every
@@ -56,6 +56,37 @@ impl Bf16Weights {
         })
     }
 
+    /// Panels of zeros for `outputs` columns of `inputs` positions, to be filled a word at a
+    /// time ([`Bf16Weights::word`]). Panics unless `outputs` is a multiple of [`PANEL`] and
+    /// `inputs` even.
+    pub(crate) fn zeroed(outputs: usize, inputs: usize) -> Self {
+        assert!(
+            outputs.is_multiple_of(PANEL) && inputs.is_multiple_of(2),
+            "{outputs} × {inputs} does not fit the panels"
+        );
+        Self {
+            packed: vec![0; outputs * inputs / 2],
+            inputs,
+            outputs,
+        }
+    }
+
+    /// The word of `column` that holds input positions `2·pair` (low half) and `2·pair + 1`.
+    /// Panics outside the shape.
+    pub(crate) fn word(&mut self, column: usize, pair: usize) -> &mut u32 {
+        let pairs = self.inputs / 2;
+        assert!(column < self.outputs && pair < pairs, "outside the panels");
+        &mut self.packed[((column / PANEL) * pairs + pair) * PANEL + column % PANEL]
+    }
+
+    /// The words of every column of the one panel of a [`PANEL`]-wide weight that hold input
+    /// positions `2·pair` and `2·pair + 1`, in column order. Panics unless the weight is one
+    /// panel wide and `pair` inside it.
+    pub(crate) fn pair_of_columns(&mut self, pair: usize) -> &mut [u32] {
+        assert_eq!(self.outputs, PANEL, "not one panel wide");
+        &mut self.packed[pair * PANEL..(pair + 1) * PANEL]
+    }
+
     /// `out[r] = bias + input[r] · Wᵀ` for every row; `scratch` receives the rounded input.
     /// Panics unless `input` holds whole rows and `bias`, `out` and `scratch` are sized to
     /// them (`outputs`, rows × outputs and rows × inputs / 2 values).
@@ -89,7 +120,7 @@ impl Bf16Weights {
     /// # Safety
     /// The CPU must have AVX-512F and AVX-512 BF16 ([`supported`]).
     #[target_feature(enable = "avx512f,avx512bf16")]
-    unsafe fn rows(&self, input: &[u32], bias: &[f32], out: &mut [f32]) {
+    pub(crate) unsafe fn rows(&self, input: &[u32], bias: &[f32], out: &mut [f32]) {
         let pairs = self.inputs / 2;
         let rows = input.len() / pairs;
         assert!(bias.len() >= self.outputs, "bias shorter than the outputs");
@@ -243,6 +274,15 @@ unsafe fn round_to_bf16_pairs(input: &[f32], out: &mut [u32]) {
     }
 }
 
+/// `value` rounded to bfloat16 (to nearest, ties to even), its bits in the low half: integer
+/// arithmetic that vectorises where `half`'s conversion does not. Only for finite values (a
+/// NaN may round to infinity).
+#[inline(always)]
+pub(crate) fn bf16_bits(value: f32) -> u32 {
+    let bits = value.to_bits();
+    bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) >> 16
+}
+
 fn bf16_pair(even: f32, odd: f32) -> u32 {
     let bits = |v: f32| u32::from(half::bf16::from_f32(v).to_bits());
     bits(even) | (bits(odd) << 16)
@@ -287,6 +327,25 @@ mod tests {
         assert!(Bf16Weights::pack(&[0.0; 33 * 4], 33, 4).is_none());
         assert!(Bf16Weights::pack(&[0.0; 32 * 3], 32, 3).is_none());
         assert!(Bf16Weights::pack(&[0.0; 32 * 4], 32, 4).is_some());
+    }
+
+    #[test]
+    fn bits_round_as_half_does() {
+        for value in [
+            1.0,
+            -2.5,
+            1.0 + 1.0 / 256.0,
+            1.0 + 3.0 / 256.0,
+            3.3e-5,
+            -7.1e4,
+            0.0,
+        ] {
+            assert_eq!(
+                bf16_bits(value),
+                u32::from(half::bf16::from_f32(value).to_bits()),
+                "{value}"
+            );
+        }
     }
 
     #[test]

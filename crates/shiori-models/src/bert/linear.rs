@@ -8,7 +8,8 @@ use super::int8::{Int8Kernel, Int8Weights};
 #[cfg(target_arch = "x86_64")]
 use super::narrow::{self, NarrowKernel};
 
-/// The arithmetic of the dense layers (attention and normalisation always run in f32).
+/// The arithmetic of the dense layers. Attention follows it in bfloat16 where the CPU has
+/// AVX-512 BF16 (int8 and bf16) and stays f32 under f32; GELU and LayerNorm always run in f32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {

