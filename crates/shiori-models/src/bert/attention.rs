@@ -97,9 +97,10 @@ fn attend_sequence(qkv: &[f32], heads: usize, hidden: usize, context: &mut [f32]
         let key = qkv[hidden + head * head_dim..].as_ptr();
         let value = qkv[2 * hidden + head * head_dim..].as_ptr();
         let stride = (3 * hidden) as isize;
-        // SAFETY: `qkv` holds this sequence's tokens × 3·hidden values (asserted above), and the query and key start at column head·head_dim (+ hidden) of the
-        // first token, so `tokens` rows 3·hidden apart of head_dim values stay inside it
-        // (head·head_dim + head_dim ≤ hidden); `scores` holds tokens × tokens values.
+        // SAFETY: `qkv` holds the sequence's tokens × 3·hidden values (asserted above), and
+        // the query and key start at column head·head_dim (+ hidden) of the first token, so
+        // `tokens` rows 3·hidden apart of head_dim values stay inside it (head·head_dim +
+        // head_dim ≤ hidden); `scores` holds tokens × tokens values.
         unsafe {
             gemm::gemm(
                 tokens,
@@ -125,10 +126,10 @@ fn attend_sequence(qkv: &[f32], heads: usize, hidden: usize, context: &mut [f32]
         }
         unnormalised_softmax_rows(&mut scores, tokens, &mut inverse_sums);
         // SAFETY: `scores` holds tokens × tokens values; the value starts at column
-        // 2·hidden + head·head_dim of this sequence's `qkv` slice, so `tokens` rows 3·hidden
-        // apart of head_dim values stay inside it; `context` holds tokens × hidden values
-        // (`split_at_mut` above), and its head_dim columns from head·head_dim of `tokens`
-        // rows `hidden` apart stay inside it. `context` is this task's alone.
+        // 2·hidden + head·head_dim of `qkv`, so `tokens` rows 3·hidden apart of head_dim
+        // values stay inside it; `context` holds at least tokens × hidden values (tokens =
+        // its length / hidden), and its head_dim columns from head·head_dim of `tokens` rows
+        // `hidden` apart stay inside it. `context` is this call's alone (`&mut`).
         unsafe {
             gemm::gemm(
                 tokens,

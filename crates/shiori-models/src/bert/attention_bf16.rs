@@ -4,8 +4,8 @@
 //!
 //! Against f32 attention on `gemm`'s AVX-512 kernels, whose packing and short products
 //! (32-wide heads) cost more than the arithmetic: a first index of jsquad-valid (int8 dense
-//! layers, 2 cores, AMD Zen 5) 6.1–6.4 → 5.8 s; attention, softmax included, 26 % → 18 % of
-//! the time.
+//! layers, 2 cores, AMD Zen 5) 5.8–6.1 → 5.5 s; attention, softmax included, 26 % → 18 % of
+//! the time; vectors within a cosine of 0.9998 of f32 ones (docs/benchmarks.md).
 
 use super::bf16::{bf16_bits, Bf16Weights, PANEL};
 use super::math::unnormalised_softmax_rows;
