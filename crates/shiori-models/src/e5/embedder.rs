@@ -33,8 +33,8 @@ impl E5Embedder {
         }
         let mut file = E5File::read(path)?;
         let vocabulary = std::mem::take(&mut file.vocabulary);
-        // Loading is a first index's only single-threaded wait: the tokenizer's table and
-        // the layers are built side by side.
+        // The tokenizer's table and the layers are built side by side: a first index waits
+        // for both before it embeds anything.
         let (encoder, tokenizer) = rayon::join(
             || Encoder::load(&file, precision),
             || UnigramTokenizer::new(vocabulary),
