@@ -20,7 +20,7 @@ use crate::progress::Bar;
 #[derive(Serialize)]
 struct FirstIndex {
     precision: Precision,
-    kernel: &'static str,
+    kernel: String,
     runs: usize,
     files: usize,
     chunks: usize,

@@ -8,6 +8,10 @@ use super::attention_bf16;
 use super::linear::Precision;
 use super::math::unnormalised_softmax_rows;
 
+/// The head width bfloat16 attention takes: both embedders' (384 values in 12 heads), one
+/// panel of the bfloat16 kernel.
+pub(crate) const BF16_HEAD_DIM: usize = 32;
+
 /// The arithmetic of attention's two products.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Arithmetic {
@@ -19,14 +23,11 @@ pub(crate) enum Arithmetic {
 
 impl Arithmetic {
     /// bfloat16 under int8 or bfloat16 dense layers where the CPU has AVX-512 BF16 and the
-    /// heads are [`attention_bf16::HEAD_DIM`] wide; f32 otherwise, so `precision = "f32"`
+    /// heads are [`BF16_HEAD_DIM`] wide; f32 otherwise, so `precision = "f32"`
     /// stays f32 throughout.
     pub(crate) fn for_layers(precision: Precision, head_dim: usize) -> Arithmetic {
         #[cfg(target_arch = "x86_64")]
-        if precision != Precision::F32
-            && head_dim == attention_bf16::HEAD_DIM
-            && super::bf16::supported()
-        {
+        if precision != Precision::F32 && head_dim == BF16_HEAD_DIM && super::bf16::supported() {
             return Arithmetic::Bf16;
         }
         let _ = (precision, head_dim);

@@ -10,9 +10,9 @@
 use super::bf16::{bf16_bits, Bf16Weights, PANEL};
 use super::math::unnormalised_softmax_rows;
 
-/// The head width the kernel takes (both embedders': 384 values in 12 heads): one panel of
-/// values' columns.
-pub(crate) const HEAD_DIM: usize = PANEL;
+/// The head width the kernel takes: one panel of values' columns.
+pub(crate) const HEAD_DIM: usize = super::attention::BF16_HEAD_DIM;
+const _: () = assert!(HEAD_DIM == PANEL, "a head's values fill one panel");
 
 /// `context = softmax(Q·Kᵀ / √d) · V` for every head of one sequence, as
 /// [`super::attention::attend`] computes it in f32. `qkv` holds the sequence's tokens' query,

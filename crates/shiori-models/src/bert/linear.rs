@@ -2,6 +2,7 @@
 //! has AVX-512 BF16, in 8-bit integers when asked for, and in f32 elsewhere: a query's few rows
 //! through the narrow AVX2 kernel, batches through the `gemm` crate candle itself calls.
 
+use super::attention::{Arithmetic, BF16_HEAD_DIM};
 #[cfg(target_arch = "x86_64")]
 use super::bf16::{self, Bf16Weights};
 use super::int8::{Int8Kernel, Int8Weights};
@@ -54,12 +55,18 @@ impl Precision {
         }
     }
 
-    /// The CPU features this precision's dense layers run on here, as a person reads them.
-    pub fn kernel_name(self) -> &'static str {
-        match self.on_this_cpu() {
+    /// The CPU features this precision's dense layers run on here, and attention's where they
+    /// differ, as a person reads them: "AVX-512 VNNI; attention AVX-512 BF16".
+    pub fn kernel_name(self) -> String {
+        let layers = match self.on_this_cpu() {
             Precision::Bf16 => "AVX-512 BF16",
             Precision::Int8 => Int8Kernel::detect().name(),
             Precision::F32 => f32_kernel_name(),
+        };
+        let attention = Arithmetic::for_layers(self.on_this_cpu(), BF16_HEAD_DIM);
+        match attention == Arithmetic::F32 || self.on_this_cpu() == Precision::Bf16 {
+            true => layers.to_string(),
+            false => format!("{layers}; attention AVX-512 BF16"),
         }
     }
 }
