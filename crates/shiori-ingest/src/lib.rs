@@ -27,5 +27,6 @@ pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions, Wa
 /// be read into other text or other chunks (a loader, the document model or the chunker
 /// changed), so a file indexed by an earlier reader is read again instead of keeping the text
 /// that reader made of it. 2: PDF pages laid out from their glyphs. 3: an HTML table of
-/// name and value pairs read as pairs.
-pub const READER: &str = "3";
+/// name and value pairs read as pairs. 4: an MkDocs admonition marker left in an HTML page's
+/// text read as its title.
+pub const READER: &str = "4";

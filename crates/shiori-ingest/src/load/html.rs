@@ -5,6 +5,7 @@ use crate::normalize::normalize;
 use crate::structure::html_text::{LINES, PARAGRAPHS};
 use crate::structure::readable_name;
 use crate::structure::rows::{are_pairs, pair_lines, table_lines};
+use crate::structure::templating::admonition_in_text;
 use ego_tree::iter::Edge;
 use html5ever::tendril::{StrTendril, TendrilSink};
 use scraper::{Html, HtmlTreeSink, Node};
@@ -47,7 +48,7 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
             }
         }
     }
-    let body = normalize(&text.body);
+    let body = without_admonition_markers(&normalize(&text.body));
     if body.is_empty() {
         return Err(IngestError::NoDocuments {
             path: path.to_path_buf(),
@@ -59,6 +60,15 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
         .find(|candidate| !candidate.is_empty())
         .unwrap_or_else(|| readable_name(path));
     Ok(file_document(path, title, body, "html", modified))
+}
+
+/// `body` with the admonition markers a page converted from MkDocs keeps in its paragraphs
+/// (`!!! info “Title”`) read as their titles: left in, answers quoted "! ! ! info".
+fn without_admonition_markers(body: &str) -> String {
+    body.lines()
+        .map(|line| admonition_in_text(line).unwrap_or_else(|| line.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The page parsed as scraper parses it, piece by piece, stopping once it nests deeper than
@@ -345,6 +355,19 @@ mod tests {
         );
         assert_eq!(doc.metadata["doc_type"], "html");
         assert_eq!(doc.modified, 3);
+    }
+
+    #[test]
+    fn an_admonition_marker_in_a_paragraph_reads_as_its_title() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let page = "<html><body><h2>Testing alerts</h2><p>!!! info “Testing matters”\n\
+                    Untested alerts are no alerts.</p><p>Wow!!! Fast.</p></body></html>";
+        let path = fixture(&dir, "alerts.html", page.as_bytes());
+        let doc = &load_file(&path, 3).expect("load").documents[0];
+        assert_eq!(
+            doc.text,
+            "## Testing alerts\n\nTesting matters\nUntested alerts are no alerts.\n\nWow!!! Fast."
+        );
     }
 
     #[test]

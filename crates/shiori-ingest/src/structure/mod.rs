@@ -7,7 +7,7 @@ pub(crate) mod html_text;
 mod markdown;
 mod pdf_text;
 pub(crate) mod rows;
-mod templating;
+pub(crate) mod templating;
 
 pub(crate) use pdf_text::reflow;
 use std::collections::BTreeMap;

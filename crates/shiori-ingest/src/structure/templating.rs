@@ -230,6 +230,39 @@ fn named_argument(tag: &str) -> Option<&str> {
     (!named.is_empty()).then_some(named)
 }
 
+/// A line of a page's text that opens with an admonition marker, as a page converted from
+/// MkDocs keeps it (`!!! info “Testing matters” Untested alerts…`): its title on a line of its
+/// own, then the rest. `None` for any other line.
+pub(crate) fn admonition_in_text(line: &str) -> Option<String> {
+    let trimmed = line.trim_start();
+    let rest = ["!!!", "???+", "???"]
+        .iter()
+        .find_map(|marker| trimmed.strip_prefix(marker))?;
+    let rest = rest.trim_start();
+    let (kind, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let is_kind = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if kind.is_empty() || !kind.chars().all(is_kind) {
+        return None;
+    }
+    let after = after.trim_start();
+    let (title, body) = match after.chars().next() {
+        Some(quote @ ('"' | '“' | '\'')) => {
+            let closing = if quote == '“' { '”' } else { quote };
+            let inner = &after[quote.len_utf8()..];
+            match inner.find(closing) {
+                Some(end) => (&inner[..end], &inner[end + closing.len_utf8()..]),
+                None => ("", after),
+            }
+        }
+        _ => ("", after),
+    };
+    let lines: Vec<&str> = [title.trim(), body.trim()]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect();
+    Some(lines.join("\n"))
+}
+
 /// The title an admonition marker line shows (empty when it has none), or `None` for a line
 /// that is not a marker.
 fn admonition_title(line: &str) -> Option<String> {
@@ -280,6 +313,25 @@ mod tests {
             strip(page),
             "Before you travel\nAsk your manager.\n\nAfter.\nSave money\nBook early.\n\n"
         );
+    }
+
+    #[test]
+    fn an_admonition_left_in_a_pages_text_reads_as_its_title_then_its_body() {
+        assert_eq!(
+            admonition_in_text("!!! info “テストは超重要” 事前にテストされていないアラート。")
+                .as_deref(),
+            Some("テストは超重要\n事前にテストされていないアラート。")
+        );
+        assert_eq!(
+            admonition_in_text("??? tip \"Ask first\"").as_deref(),
+            Some("Ask first")
+        );
+        assert_eq!(
+            admonition_in_text("!!! note Read this.").as_deref(),
+            Some("Read this.")
+        );
+        assert_eq!(admonition_in_text("Wow!!! That was fast."), None);
+        assert_eq!(admonition_in_text("!!! “quoted” alone"), None);
     }
 
     #[test]
