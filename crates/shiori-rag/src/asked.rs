@@ -434,7 +434,6 @@ fn named_kind(question: &str) -> Option<&str> {
     })
 }
 
-/// Words that name a kind only through the one after their "of": "what type of leave".
 /// Japanese wordings that ask what to file.
 const FILING_WORDINGS: [&str; 5] = ["何を出", "何を提出", "手続き", "何が必要", "届け出"];
 
@@ -460,6 +459,7 @@ const NAMED_KINDS: [&str; 14] = [
     "product",
 ];
 
+/// Words that name a kind only through the one after their "of": "what type of leave".
 const GENERAL_KINDS: [&str; 5] = ["type", "kind", "sort", "group", "form"];
 
 /// Whether a question (lower-cased) asks how to do something: its answer is a procedure.

@@ -10,6 +10,7 @@ use ego_tree::iter::Edge;
 use html5ever::tendril::{StrTendril, TendrilSink};
 use scraper::{Html, HtmlTreeSink, Node};
 use shiori_core::Document;
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Elements whose text is never the page's content (`head` also hides `title`, read
@@ -66,7 +67,7 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
 /// (`!!! info “Title”`) read as their titles: left in, answers quoted "! ! ! info".
 fn without_admonition_markers(body: &str) -> String {
     body.lines()
-        .map(|line| admonition_in_text(line).unwrap_or_else(|| line.to_string()))
+        .map(|line| admonition_in_text(line).map_or(Cow::Borrowed(line), Cow::Owned))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -230,9 +230,9 @@ fn named_argument(tag: &str) -> Option<&str> {
     (!named.is_empty()).then_some(named)
 }
 
-/// A line of a page's text that opens with an admonition marker, as a page converted from
-/// MkDocs keeps it (`!!! info “Testing matters” Untested alerts…`): its title on a line of its
-/// own, then the rest. `None` for any other line.
+/// A line that opens with an MkDocs admonition marker (`!!! info “Testing matters”`, on a
+/// Markdown page's own line, or with its body after it where a converted page keeps it in a
+/// paragraph): its title on a line of its own, then the rest. `None` for any other line.
 pub(crate) fn admonition_in_text(line: &str) -> Option<String> {
     let trimmed = line.trim_start();
     let rest = ["!!!", "???+", "???"]
@@ -266,17 +266,12 @@ pub(crate) fn admonition_in_text(line: &str) -> Option<String> {
 /// The title an admonition marker line shows (empty when it has none), or `None` for a line
 /// that is not a marker.
 fn admonition_title(line: &str) -> Option<String> {
-    let trimmed = line.trim();
-    if let Some(rest) = trimmed
-        .strip_prefix("!!!")
-        .or_else(|| trimmed.strip_prefix("???+"))
-        .or_else(|| trimmed.strip_prefix("???"))
-    {
-        let title = rest.split_once('"').map_or("", |(_, quoted)| {
-            quoted.rsplit_once('"').map_or(quoted, |(title, _)| title)
-        });
-        return Some(title.trim().to_string());
+    // MkDocs' marker, read as a converted page's text reads it: on a page's own line the body
+    // follows indented below, so what the line holds is the title.
+    if let Some(title) = admonition_in_text(line) {
+        return Some(title);
     }
+    let trimmed = line.trim();
     let rest = trimmed.strip_prefix(":::")?;
     let rest = rest.trim_start_matches(':');
     // `:::note Title`, `:::note[Title]`, or a bare `:::` closing the block.
