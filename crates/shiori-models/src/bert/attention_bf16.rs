@@ -8,7 +8,11 @@
 //! the time; vectors within a cosine of 0.9998 of f32 ones (docs/benchmarks.md).
 
 use super::bf16::{bf16_bits, Bf16Weights, PANEL};
-use super::math::unnormalised_softmax_rows;
+use super::math::{exp, max};
+use std::arch::x86_64::{
+    __m512bh, __m512i, _mm512_cvtne2ps_pbh, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_ps,
+    _mm512_storeu_si512,
+};
 
 /// The head width the kernel takes: one panel of values' columns.
 pub(crate) const HEAD_DIM: usize = super::attention::BF16_HEAD_DIM;
@@ -67,15 +71,12 @@ pub(crate) unsafe fn attend_sequence(
             &qkv[start..start + HEAD_DIM]
         };
         for token in 0..tokens {
-            round_pairs(
-                projection(token, 0),
-                scale,
-                &mut queries[token * pairs..(token + 1) * pairs],
-            );
-            let mut key = [0u32; HEAD_DIM / 2];
-            round_pairs(projection(token, 1), 1.0, &mut key);
-            for (pair, &word) in key.iter().enumerate() {
-                *keys.word(token, pair) = word;
+            // SAFETY: the caller vouched for the CPU features; a projection is HEAD_DIM long
+            // and `queries` holds tokens × pairs words.
+            unsafe {
+                let query = rounded_pairs(projection(token, 0), scale);
+                _mm512_storeu_si512(queries.as_mut_ptr().add(token * pairs).cast(), query);
+                keys.set_column(token, rounded_pairs(projection(token, 1), 1.0));
             }
         }
         for pair in 0..tokens / 2 {
@@ -98,12 +99,13 @@ pub(crate) unsafe fn attend_sequence(
         // SAFETY: the caller vouched for the CPU features `rows` needs; it asserts that the
         // biases and outputs cover its rows (tokens: `queries` holds tokens × pairs words).
         unsafe { keys.rows(&queries, &key_bias, &mut scores) };
-        unnormalised_softmax_rows(&mut scores, padded, &mut inverse_sums);
-        for (row, words) in scores
+        for ((row, words), inverse) in scores
             .chunks_exact(padded)
             .zip(weights.chunks_exact_mut(even / 2))
+            .zip(&mut inverse_sums)
         {
-            round_pairs(&row[..even], 1.0, words);
+            // SAFETY: the caller vouched for the CPU features; `row` is whole blocks (padded).
+            *inverse = unsafe { softmax_weights(row, words) };
         }
         // SAFETY: as above; `weights` holds tokens × even / 2 words.
         unsafe { values.rows(&weights, &no_bias, &mut heads_context) };
@@ -121,12 +123,66 @@ pub(crate) unsafe fn attend_sequence(
     }
 }
 
-/// `values` × `scale` rounded to bfloat16, two a word (the even position low).
-#[inline(always)]
-fn round_pairs(values: &[f32], scale: f32, words: &mut [u32]) {
-    for (word, pair) in words.iter_mut().zip(values.chunks_exact(2)) {
-        *word = bf16_bits(pair[0] * scale) | (bf16_bits(pair[1] * scale) << 16);
+/// The softmax of `row` but for its division, as bfloat16 weights two a word: `words` gets
+/// `e^(v − max)` of the row's first `2 · words.len()` values, and the result is 1 / the sum
+/// over the whole row. One pass, where writing the exponentials back as f32 and rounding them
+/// after took two more over the `tokens²` scores of every head.
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512 BF16 ([`super::bf16::supported`]).
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn softmax_weights(row: &[f32], words: &mut [u32]) -> f32 {
+    const BLOCK: usize = HEAD_DIM;
+    assert!(
+        row.len().is_multiple_of(BLOCK) && 2 * words.len() <= row.len(),
+        "the row is not whole blocks, or shorter than the weights"
+    );
+    let max = max(row);
+    let mut partial = [0f32; BLOCK];
+    for (block, values) in row.chunks_exact(BLOCK).enumerate() {
+        let mut powers = [0f32; BLOCK];
+        for ((power, sum), &value) in powers.iter_mut().zip(&mut partial).zip(values) {
+            *power = exp(value - max);
+            *sum += *power;
+        }
+        // SAFETY: `powers` is a head wide (BLOCK = HEAD_DIM); the caller vouched for the CPU.
+        let rounded = unsafe { rounded_pairs(&powers, 1.0) };
+        let first = block * BLOCK / 2;
+        match first + BLOCK / 2 <= words.len() {
+            // SAFETY: the 16 words from `first` lie inside `words`.
+            true => unsafe { _mm512_storeu_si512(words.as_mut_ptr().add(first).cast(), rounded) },
+            false if first < words.len() => {
+                let mut tail = [0u32; BLOCK / 2];
+                // SAFETY: `tail` holds 16 words.
+                unsafe { _mm512_storeu_si512(tail.as_mut_ptr().cast(), rounded) };
+                let rest = words.len() - first;
+                words[first..].copy_from_slice(&tail[..rest]);
+            }
+            false => {}
+        }
     }
+    1.0 / partial.iter().sum::<f32>()
+}
+
+/// A head's [`HEAD_DIM`] values × `scale` rounded to bfloat16 (to nearest, ties to even), two
+/// a word (the even position low), as one vector. Panics unless `values` is a head wide.
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512 BF16 ([`super::bf16::supported`]).
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn rounded_pairs(values: &[f32], scale: f32) -> __m512i {
+    assert_eq!(values.len(), HEAD_DIM, "not a head's values");
+    let scale = _mm512_set1_ps(scale);
+    // SAFETY: `values` holds 32 values.
+    let (low, high) = unsafe {
+        (
+            _mm512_mul_ps(_mm512_loadu_ps(values.as_ptr()), scale),
+            _mm512_mul_ps(_mm512_loadu_ps(values.as_ptr().add(16)), scale),
+        )
+    };
+    let pairs = _mm512_cvtne2ps_pbh(high, low);
+    // SAFETY: both are 512 bits of plain data.
+    unsafe { std::mem::transmute::<__m512bh, __m512i>(pairs) }
 }
 
 #[cfg(test)]

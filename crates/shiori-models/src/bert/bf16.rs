@@ -71,12 +71,32 @@ impl Bf16Weights {
         }
     }
 
-    /// The word of `column` that holds input positions `2·pair` (low half) and `2·pair + 1`.
-    /// Panics outside the shape.
-    pub(crate) fn word(&mut self, column: usize, pair: usize) -> &mut u32 {
-        let pairs = self.inputs / 2;
-        assert!(column < self.outputs && pair < pairs, "outside the panels");
-        &mut self.packed[((column / PANEL) * pairs + pair) * PANEL + column % PANEL]
+    /// Sets every word of `column` of a weight [`PANEL`] positions deep (16 words a column,
+    /// one a pair of positions, the even position low) at once. Panics outside the shape.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F ([`supported`]).
+    #[target_feature(enable = "avx512f")]
+    pub(crate) unsafe fn set_column(&mut self, column: usize, words: __m512i) {
+        assert!(
+            self.inputs == PANEL && column < self.outputs,
+            "not a column of a {PANEL}-deep weight"
+        );
+        let first = (column / PANEL) * (PANEL / 2) * PANEL + column % PANEL;
+        // A column's words lie PANEL apart: its pairs' rows in the panel.
+        let pair_rows = _mm512_mullo_epi32(
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_epi32(PANEL as i32),
+        );
+        // SAFETY: column < outputs, so `first` + 15 · PANEL lies inside the `outputs / PANEL`
+        // panels of 16 × PANEL words.
+        unsafe {
+            _mm512_i32scatter_epi32::<4>(
+                self.packed.as_mut_ptr().add(first).cast(),
+                pair_rows,
+                words,
+            )
+        };
     }
 
     /// The words of every column of the one panel of a [`PANEL`]-wide weight that hold input

@@ -2,12 +2,15 @@
 //! has AVX-512 BF16, in 8-bit integers when asked for, and in f32 elsewhere: a query's few rows
 //! through the narrow AVX2 kernel, batches through the `gemm` crate candle itself calls.
 
+use rayon::prelude::*;
+
 use super::attention::{Arithmetic, BF16_HEAD_DIM};
 #[cfg(target_arch = "x86_64")]
 use super::bf16::{self, Bf16Weights};
 use super::int8::{Int8Kernel, Int8Weights};
 #[cfg(target_arch = "x86_64")]
 use super::narrow::{self, NarrowKernel};
+use super::{math, ROWS_PER_TASK};
 
 /// The arithmetic of the dense layers. Attention follows it in bfloat16 where the CPU has
 /// AVX-512 BF16 (int8 and bf16) and stays f32 under f32; GELU and LayerNorm always run in f32.
@@ -137,6 +140,20 @@ impl Linear {
 
     pub fn outputs(&self) -> usize {
         self.outputs
+    }
+
+    /// [`Linear::forward`] of GELU(`input`), leaving GELU(`input`) in `input`: in int8, each
+    /// row just before it is quantised.
+    pub fn forward_after_gelu(&self, input: &mut [f32], out: &mut [f32], scratch: &mut Vec<u32>) {
+        match &self.kernel {
+            Kernel::Int8(weights) => weights.matmul_after_gelu(input, &self.bias, out),
+            _ => {
+                input
+                    .par_chunks_mut(ROWS_PER_TASK * self.inputs)
+                    .for_each(math::gelu_in_place);
+                self.forward(input, out, scratch);
+            }
+        }
     }
 
     /// `out = input · Wᵀ + bias` for `input.len() / inputs` rows; `scratch` is working space

@@ -170,7 +170,7 @@ pub(crate) fn sum_of_squares(values: &[f32]) -> f32 {
 /// The largest value; a plain comparison, not `f32::max`, whose NaN rule costs a compare and a
 /// blend per step (scores are never NaN).
 #[inline(always)]
-fn max(values: &[f32]) -> f32 {
+pub(crate) fn max(values: &[f32]) -> f32 {
     let larger = |a: f32, b: f32| if a > b { a } else { b };
     fold_lanes(values, f32::NEG_INFINITY, larger, larger)
 }

@@ -152,10 +152,9 @@ impl BertEncoder {
 
             let inner = sized(&mut work.inner, tokens * layer.ffn_in.outputs());
             layer.ffn_in.forward(&x, inner, &mut work.rounded);
-            inner
-                .par_chunks_mut(ROWS_PER_TASK * layer.ffn_in.outputs())
-                .for_each(math::gelu_in_place);
-            layer.ffn_out.forward(inner, projected, &mut work.rounded);
+            layer
+                .ffn_out
+                .forward_after_gelu(inner, projected, &mut work.rounded);
             self.normalise(&mut x, Some(projected), &layer.output_norm);
         }
         self.workspaces
