@@ -8,7 +8,7 @@
 //! the time; vectors within a cosine of 0.9998 of f32 ones (docs/benchmarks.md).
 
 use super::bf16::{bf16_bits, Bf16Weights, PANEL};
-use super::math::{exp, max};
+use super::math::{exp_for_bf16, max};
 use std::arch::x86_64::{
     __m512bh, __m512i, _mm512_cvtne2ps_pbh, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_ps,
     _mm512_storeu_si512,
@@ -142,7 +142,7 @@ unsafe fn softmax_weights(row: &[f32], words: &mut [u32]) -> f32 {
     for (block, values) in row.chunks_exact(BLOCK).enumerate() {
         let mut powers = [0f32; BLOCK];
         for ((power, sum), &value) in powers.iter_mut().zip(&mut partial).zip(values) {
-            *power = exp(value - max);
+            *power = exp_for_bf16(value - max);
             *sum += *power;
         }
         // SAFETY: `powers` is a head wide (BLOCK = HEAD_DIM); the caller vouched for the CPU.
