@@ -8,7 +8,7 @@
 //! the time; vectors within a cosine of 0.9998 of f32 ones (docs/benchmarks.md).
 
 use super::bf16::{bf16_bits, Bf16Weights, PANEL};
-use super::math::{exp_for_bf16, max};
+use super::math::{exp, max};
 use std::arch::x86_64::{
     __m512bh, __m512i, _mm512_cvtne2ps_pbh, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_ps,
     _mm512_storeu_si512,
@@ -138,12 +138,18 @@ unsafe fn softmax_weights(row: &[f32], words: &mut [u32]) -> f32 {
         "the row is not whole blocks, or shorter than the weights"
     );
     let max = max(row);
-    let mut partial = [0f32; BLOCK];
+    // Sixteen partial sums, each taking its lane of one half-block and then of the other: the
+    // order the f32 softmax sums in, so that both give the same weights.
+    let mut partial = [0f32; BLOCK / 2];
     for (block, values) in row.chunks_exact(BLOCK).enumerate() {
         let mut powers = [0f32; BLOCK];
-        for ((power, sum), &value) in powers.iter_mut().zip(&mut partial).zip(values) {
-            *power = exp_for_bf16(value - max);
-            *sum += *power;
+        for (power, &value) in powers.iter_mut().zip(values) {
+            *power = exp(value - max);
+        }
+        for half in powers.chunks_exact(BLOCK / 2) {
+            for (sum, &power) in partial.iter_mut().zip(half) {
+                *sum += power;
+            }
         }
         // SAFETY: `powers` is a head wide (BLOCK = HEAD_DIM); the caller vouched for the CPU.
         let rounded = unsafe { rounded_pairs(&powers, 1.0) };
@@ -161,7 +167,7 @@ unsafe fn softmax_weights(row: &[f32], words: &mut [u32]) -> f32 {
             false => {}
         }
     }
-    1.0 / partial.iter().sum::<f32>()
+    1.0 / partial.iter().fold(0.0, |total, &sum| total + sum)
 }
 
 /// A head's [`HEAD_DIM`] values × `scale` rounded to bfloat16 (to nearest, ties to even), two
