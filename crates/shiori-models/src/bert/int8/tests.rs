@@ -57,6 +57,11 @@ fn rows_with_outliers(rows: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Enough rows for a task a thread and some over: the path that splits rows, not panels.
+fn row_parallel() -> usize {
+    ROWS_PER_TASK * rayon::current_num_threads() + 5
+}
+
 fn run(kernel: Int8Kernel, input: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f32> {
     let packed =
         Int8Weights::pack(weight, OUTPUTS, INPUTS, kernel).expect("shape fits every panel");
@@ -73,8 +78,8 @@ fn every_kernel_on_this_cpu_reproduces_the_integer_reference_to_the_bit() {
         kernels.contains(&Int8Kernel::Avx2),
         "every CI machine of the project has AVX2"
     );
-    // 1–9 rows: every tile height and a second tile; 200 rows: the row-parallel path.
-    for rows in (1..=9).chain([200]) {
+    // 1–9 rows: every tile height and a second tile; then the row-parallel path.
+    for rows in (1..=9).chain([row_parallel()]) {
         let input: Vec<f32> = (0..rows * INPUTS)
             .map(|i| value(i, 3) * (1 + i % 3) as f32)
             .collect();
@@ -86,6 +91,27 @@ fn every_kernel_on_this_cpu_reproduces_the_integer_reference_to_the_bit() {
                 "{kernel:?}, {rows} rows"
             );
         }
+    }
+}
+
+#[test]
+fn gelu_inside_the_product_is_gelu_then_the_product_to_the_bit() {
+    let packed = Int8Weights::pack(&weight(), OUTPUTS, INPUTS, Int8Kernel::detect())
+        .expect("shape fits every panel");
+    for rows in [3, row_parallel()] {
+        let input = rows_with_outliers(rows);
+        let mut activated = input.clone();
+        math::gelu_in_place(&mut activated);
+        let mut expected = vec![f32::NAN; rows * OUTPUTS];
+        packed.matmul(&activated, &bias(), &mut expected);
+        let mut in_place = input.clone();
+        let mut fused = vec![f32::NAN; rows * OUTPUTS];
+        packed.matmul_after_gelu(&mut in_place, &bias(), &mut fused);
+        assert_eq!(fused, expected, "{rows} rows");
+        assert_eq!(
+            in_place, activated,
+            "{rows} rows: the input keeps GELU's values"
+        );
     }
 }
 
