@@ -227,8 +227,9 @@ pub(crate) struct RowQuantisation {
 }
 
 simd_versions! {
-    /// One row of [`quantise_rows`]: its levels into `values`, and its scale, zero point and
-    /// outlier limit. A third of int8's time went here while it ran 4 lanes wide.
+    /// One row of [`quantise_rows`]: its levels into `values`, its outliers marked in
+    /// `outlier_masks` ([`inlier_range`]), and its scale, zero point and outlier count. A
+    /// third of int8's time went here while it ran 4 lanes wide.
     fn quantise_row(
         x: &[f32],
         values: &mut [u8],
