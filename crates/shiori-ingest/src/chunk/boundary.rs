@@ -43,6 +43,14 @@ pub(super) fn sentence_ends(text: &str) -> Vec<usize> {
     ends
 }
 
+/// Whether a chunk may end at byte `cut` of `text`: not just after a line that introduces what
+/// follows it (`Our goals when reviewing code are to:`, `手順は次のとおり：`), which says nothing
+/// without the list below; a chunk that ended there left its list to the next one, whose
+/// answer then read without its question.
+pub(super) fn may_end_at(text: &str, cut: usize) -> bool {
+    !text[..cut].trim_end().ends_with([':', '：'])
+}
+
 /// Byte offsets where a word starts after whitespace, ascending.
 pub(super) fn word_starts(text: &str) -> Vec<usize> {
     let mut starts = Vec::new();
@@ -108,6 +116,23 @@ mod tests {
     fn line_breaks_are_ends_too() {
         let text = "a\nb.\n\nc";
         assert_eq!(sentence_ends(text), [2, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_chunk_never_ends_on_the_line_introducing_a_list() {
+        let text = "Our goals are to:\n\n- expose bugs\n- share knowledge";
+        let ends: Vec<usize> = sentence_ends(text)
+            .into_iter()
+            .filter(|&cut| may_end_at(text, cut))
+            .collect();
+        assert_eq!(
+            cut(text, &ends),
+            ["Our goals are to:\n\n- expose bugs\n", "- share knowledge"]
+        );
+        assert!(!may_end_at(
+            "手順は次のとおり：\n1. 申請",
+            "手順は次のとおり：\n".len()
+        ));
     }
 
     #[test]

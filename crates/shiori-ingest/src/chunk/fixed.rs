@@ -1,8 +1,9 @@
-use super::boundary::{sentence_ends, word_starts};
+use super::boundary::{may_end_at, sentence_ends, word_starts};
 
 /// Windows of at most `max` chars; consecutive windows share about `overlap` chars. A window
 /// ends at the last sentence end past its middle (else the last word start, else anywhere),
-/// and the next one starts at the first sentence (else word) start inside the overlap.
+/// and the next one starts at the first sentence (else word) start inside the overlap. A window
+/// does not end on a line introducing what follows ([`may_end_at`]).
 pub(super) fn split(text: &str, max: usize, overlap: usize) -> Vec<String> {
     // Char index -> byte offset, so that sizes count chars while slicing stays on boundaries.
     let offsets: Vec<usize> = text
@@ -12,7 +13,11 @@ pub(super) fn split(text: &str, max: usize, overlap: usize) -> Vec<String> {
         .collect();
     let total = offsets.len() - 1;
     let to_char = |byte: usize| offsets.partition_point(|&o| o < byte);
-    let sentences: Vec<usize> = sentence_ends(text).into_iter().map(to_char).collect();
+    let sentences: Vec<usize> = sentence_ends(text)
+        .into_iter()
+        .filter(|&cut| may_end_at(text, cut))
+        .map(to_char)
+        .collect();
     let words: Vec<usize> = word_starts(text).into_iter().map(to_char).collect();
     // Every window ends past its middle, so an overlap of at most half a window always advances.
     let overlap = overlap.min(max / 2);

@@ -1,4 +1,4 @@
-use super::boundary::{sentence_ends, word_starts};
+use super::boundary::{may_end_at, sentence_ends, word_starts};
 
 /// Separators from coarsest to finest; text is cut at the coarsest one that makes pieces fit.
 #[derive(Debug, Clone, Copy)]
@@ -21,15 +21,20 @@ impl Level {
     }
 
     /// Byte offsets where `text` may be cut at this level; the separator stays with the piece
-    /// before it, so the pieces concatenate back to `text`.
+    /// before it, so the pieces concatenate back to `text`. Paragraphs, lines and sentences
+    /// are not cut after a line introducing what follows ([`may_end_at`]).
     fn cuts(self, text: &str) -> Vec<usize> {
-        match self {
+        let mut cuts = match self {
             Level::Paragraph => text.match_indices("\n\n").map(|(i, _)| i + 2).collect(),
             Level::Line => text.match_indices('\n').map(|(i, _)| i + 1).collect(),
             Level::Sentence => sentence_ends(text),
             Level::Word => word_starts(text),
             Level::Char => text.char_indices().map(|(i, _)| i).skip(1).collect(),
+        };
+        if matches!(self, Level::Paragraph | Level::Line | Level::Sentence) {
+            cuts.retain(|&cut| may_end_at(text, cut));
         }
+        cuts
     }
 }
 
@@ -117,6 +122,19 @@ mod tests {
             ]
         );
         assert!(pieces.iter().all(|p| p.chars().count() <= 15));
+    }
+
+    #[test]
+    fn a_list_stays_with_the_line_introducing_it() {
+        let text = "Code reviews matter.\n\nOur goals when reviewing code are to:\n\n- Expose bugs\n- Share knowledge";
+        assert_eq!(
+            split(text, 60),
+            [
+                "Code reviews matter.",
+                "Our goals when reviewing code are to:\n\n- Expose bugs",
+                "- Share knowledge"
+            ]
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@ use super::{file_document, normalize_title};
 use crate::error::IngestError;
 use crate::markdown::headers;
 use crate::normalize::normalize;
+use crate::structure::converted::{readable, without_front_matter_block};
 use crate::structure::readable_name;
 use crate::structure::rows::table_lines;
 use shiori_core::Document;
@@ -29,7 +30,7 @@ pub(super) fn load(path: &Path, bytes: Vec<u8>, modified: i64) -> Result<Documen
     };
     let mut writer = MarkdownWriter::new(&styles);
     walk_xml(&package, DOCUMENT_PART, &body, |event| writer.visit(event))?;
-    let text = normalize(&writer.blocks.join("\n\n"));
+    let text = without_front_matter_block(&readable(&normalize(&writer.blocks.join("\n\n"))));
     if text.is_empty() {
         return Err(IngestError::NoDocuments {
             path: path.to_path_buf(),

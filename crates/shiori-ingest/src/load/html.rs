@@ -2,15 +2,14 @@ use super::{file_document, normalize_title};
 use crate::error::IngestError;
 use crate::limits::{Budget, MAX_HTML_DEPTH};
 use crate::normalize::normalize;
+use crate::structure::converted::{readable, without_front_matter_block};
 use crate::structure::html_text::{LINES, PARAGRAPHS};
 use crate::structure::readable_name;
 use crate::structure::rows::{are_pairs, pair_lines, table_lines};
-use crate::structure::templating::admonition_in_text;
 use ego_tree::iter::Edge;
 use html5ever::tendril::{StrTendril, TendrilSink};
 use scraper::{Html, HtmlTreeSink, Node};
 use shiori_core::Document;
-use std::borrow::Cow;
 use std::path::Path;
 
 /// Elements whose text is never the page's content (`head` also hides `title`, read
@@ -49,7 +48,7 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
             }
         }
     }
-    let body = without_admonition_markers(&normalize(&text.body));
+    let body = without_front_matter_block(&readable(&normalize(&text.body)));
     if body.is_empty() {
         return Err(IngestError::NoDocuments {
             path: path.to_path_buf(),
@@ -61,15 +60,6 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
         .find(|candidate| !candidate.is_empty())
         .unwrap_or_else(|| readable_name(path));
     Ok(file_document(path, title, body, "html", modified))
-}
-
-/// `body` with the admonition markers a page converted from MkDocs keeps in its paragraphs
-/// (`!!! info “Title”`) read as their titles: left in, answers quoted "! ! ! info".
-fn without_admonition_markers(body: &str) -> String {
-    body.lines()
-        .map(|line| admonition_in_text(line).map_or(Cow::Borrowed(line), Cow::Owned))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The page parsed as scraper parses it, piece by piece, stopping once it nests deeper than
@@ -368,6 +358,21 @@ mod tests {
         assert_eq!(
             doc.text,
             "## Testing alerts\n\nTesting matters\nUntested alerts are no alerts.\n\nWow!!! Fast."
+        );
+    }
+
+    #[test]
+    fn a_page_converted_from_a_static_site_reads_as_the_site_shows_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let page = "<html><body><h1>Zoom</h1><pre><code>title: Zoom\nquestions:\n  - webmeetings@gsa.gov\n\
+                    redirect_from:\n  - /zoom/</code></pre><ol><li>Install it through [Self Service]({% page\n\
+                    “/tools/#self-service” %}).</li></ol><p>::: tip Ask first</p><p>Ask in \
+                    {% slack_channel “zoom” %}.</p><p>:::</p></body></html>";
+        let path = fixture(&dir, "zoom.html", page.as_bytes());
+        let doc = &load_file(&path, 3).expect("load").documents[0];
+        assert_eq!(
+            doc.text,
+            "# Zoom\n\nInstall it through Self Service.\n\nAsk first\n\nAsk in zoom.\n"
         );
     }
 

@@ -9,6 +9,7 @@ use super::{normalize_title, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
 use crate::limits::{Budget, MAX_OCR_PAGES};
 use crate::normalize::normalize;
+use crate::structure::converted::readable;
 use crate::structure::readable_name;
 use crate::structure::reflow;
 use lopdf::{Document as PdfDocument, ObjectId};
@@ -60,7 +61,7 @@ pub(super) fn load(
     let mut read = Vec::with_capacity(pages.len());
     let mut scanned = Vec::new();
     for (&number, &id) in &pages {
-        let layer = page_text(&pdf, number).map(|text| normalize(&text));
+        let layer = page_text(&pdf, number).map(|text| readable(&normalize(&text)));
         match layer {
             Ok(text) if ocr::visible_chars(&text) >= ocr::MIN_TEXT_LAYER_CHARS => {
                 read.push((number, Ok(Some((text, None)))));

@@ -2,6 +2,7 @@
 //! `#` lines that the chunker splits under, paragraphs, one line per list item and per table
 //! row (each row with its header), and no markup, templating or front matter in the text.
 
+pub(crate) mod converted;
 mod front_matter;
 pub(crate) mod html_text;
 mod markdown;

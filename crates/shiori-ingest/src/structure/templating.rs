@@ -178,7 +178,9 @@ fn flush(prose: &mut String, out: &mut String) {
 /// Template delimiters, longest opener first so `{{<` is not read as `{{`.
 const SPANS: [(&str, &str); 4] = [("{{<", ">}}"), ("{{%", "%}}"), ("{%", "%}"), ("{{", "}}")];
 
-fn without_spans(text: &str) -> String {
+/// `text` without its template spans; a tag inside a sentence that names something shows the
+/// name.
+pub(crate) fn without_spans(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find('{') {

@@ -1,0 +1,257 @@
+//! The text of a page that another program converted from a site's Markdown sources (an HTML
+//! export, a Word file, a PDF printed from the browser) keeps the syntax the converter did not
+//! read as text: admonition markers (`!!! info "Title"`, `::: tip Title` … `:::`), links whose
+//! target holds a template tag (`[Self Service]({% page "/tools/#self-service" %})`), the tags
+//! themselves, and the page's front matter shown as a block above its text. Read here as the
+//! site shows them: the titles, the link text, a tag's name, and no front matter.
+
+use crate::structure::templating::{admonition_in_text, without_spans};
+
+/// `text` with the syntax of its sources read as the site shows it.
+pub(crate) fn readable(text: &str) -> String {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| match admonition_in_text(line) {
+            Some(marker) => marker,
+            None => without_container_markers(line),
+        })
+        .collect();
+    without_spans(&links_as_text(&lines.join("\n")))
+}
+
+/// The kinds a container directive names after its `:::` (Docusaurus, VitePress, VuePress).
+const CONTAINER_KINDS: [&str; 12] = [
+    "tip",
+    "info",
+    "note",
+    "warning",
+    "danger",
+    "caution",
+    "important",
+    "details",
+    "success",
+    "error",
+    "abstract",
+    "example",
+];
+
+/// `line` without the `:::` of a container directive, nor the kind that follows one (`::: tip
+/// Title` is `Title`; a closing `:::` is nothing). Only a `:::` that starts a word is one:
+/// `]:::server` in a diagram's source is a class name.
+fn without_container_markers(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(":::") {
+        let starts_word = rest[..at]
+            .chars()
+            .next_back()
+            .or_else(|| out.chars().next_back())
+            .is_none_or(char::is_whitespace);
+        if !starts_word {
+            out.push_str(&rest[..at + 3]);
+            rest = &rest[at + 3..];
+            continue;
+        }
+        out.push_str(rest[..at].trim_end());
+        // A marker inside a line (where a PDF's lines were joined) parts what it parted.
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let after = rest[at..].trim_start_matches(':');
+        let spaced = after.starts_with(char::is_whitespace);
+        let after = after.trim_start();
+        let kind_end = after
+            .find(|c: char| c.is_whitespace() || c == '[' || c == '{')
+            .unwrap_or(after.len());
+        let kind = &after[..kind_end];
+        rest = if CONTAINER_KINDS.contains(&kind.to_ascii_lowercase().as_str()) {
+            let title = after[kind_end..].trim_start();
+            match title
+                .strip_prefix('[')
+                .and_then(|inner| inner.split_once(']'))
+            {
+                Some((bracketed, after_title)) => {
+                    out.push_str(bracketed);
+                    after_title
+                }
+                None => title,
+            }
+        } else if spaced || after.is_empty() {
+            after
+        } else {
+            out.push_str(":::");
+            after
+        };
+    }
+    out.push_str(rest);
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
+    out
+}
+
+/// `text` with each Markdown link (`[text](target)`, an image's `![alt](source)`) as its text.
+/// A target may run over one line break, where the converter wrapped it.
+fn links_as_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        match link_at(&rest[open..]) {
+            Some((shown, length)) => {
+                if out.ends_with('!') {
+                    out.pop();
+                }
+                out.push_str(shown);
+                rest = &rest[open + length..];
+            }
+            None => {
+                out.push('[');
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The text of the link `text` opens with, and the link's length in bytes.
+fn link_at(text: &str) -> Option<(&str, usize)> {
+    let close = text.find(']')?;
+    let shown = &text[1..close];
+    if shown.contains(['[', '\n']) || !text[close + 1..].starts_with('(') {
+        return None;
+    }
+    let target_start = close + 2;
+    let mut depth = 1;
+    for (offset, c) in text[target_start..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            let target = &text[target_start..target_start + offset];
+            return (target.matches('\n').count() <= 1 && !target.contains("\n\n"))
+                .then_some((shown, target_start + offset + 1));
+        }
+    }
+    None
+}
+
+/// Keys a page's front matter holds; a block that sets `title` and one more of them is the
+/// front matter, printed at the head of a converted page.
+const FRONT_MATTER_KEYS: [&str; 12] = [
+    "title",
+    "layout",
+    "permalink",
+    "redirect_from",
+    "tags",
+    "categories",
+    "sidenav",
+    "weight",
+    "aliases",
+    "date",
+    "description",
+    "questions",
+];
+
+/// `text` without the front matter a converter printed as a block at the head of the page
+/// (after its title heading): lines of `key: value` and `- item`, one of them the `title`.
+pub(crate) fn without_front_matter_block(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|line| !(line.trim().is_empty() || line.starts_with('#')))
+        .unwrap_or(lines.len());
+    let block = lines[start..]
+        .iter()
+        .take_while(|line| yaml_key(line).is_some() || is_yaml_item(line))
+        .count();
+    let keys: Vec<&str> = lines[start..start + block]
+        .iter()
+        .filter_map(|line| yaml_key(line))
+        .filter(|key| FRONT_MATTER_KEYS.contains(key))
+        .collect();
+    if !(keys.contains(&"title") && keys.len() >= 2) {
+        return text.to_string();
+    }
+    // The blank line that parted the block from the text goes with it.
+    let end = start + block;
+    let end = end + usize::from(lines.get(end).is_some_and(|line| line.trim().is_empty()));
+    lines[..start]
+        .iter()
+        .chain(&lines[end..])
+        .copied()
+        .collect::<Vec<&str>>()
+        .join("\n")
+}
+
+/// The key of a `key: value` (or `key:`) line whose key is a name a program reads, not words.
+fn yaml_key(line: &str) -> Option<&str> {
+    let (key, value) = line.trim_start().split_once(':')?;
+    let is_name = !key.is_empty()
+        && key.starts_with(|c: char| c.is_ascii_alphabetic())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (is_name && (value.is_empty() || value.starts_with(' '))).then_some(key)
+}
+
+/// A YAML list item under a key (`- /zoom/`, `- text: Numbers`).
+fn is_yaml_item(line: &str) -> bool {
+    line.trim_start().starts_with("- ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_whose_target_holds_a_template_tag_reads_as_its_text() {
+        let page = "Install Zoom through [Self Service]({% page\n“/getting-started/#self-service” %}).\n\
+                    See ![the chart](a.png), [RFC (draft)](https://x.test/a_(b)) and a[0] or [x] (y).";
+        assert_eq!(
+            readable(page),
+            "Install Zoom through Self Service.\nSee the chart, RFC (draft) and a[0] or [x] (y)."
+        );
+    }
+
+    #[test]
+    fn template_tags_go_and_a_tag_naming_something_shows_the_name() {
+        assert_eq!(
+            readable("Ask in {% slack_channel “dc” %} or {{ site.email }}."),
+            "Ask in dc or ."
+        );
+    }
+
+    #[test]
+    fn container_directives_keep_their_titles_and_bodies() {
+        let page = "::: tip @channel を使って良い場合\n障害時は使って良い。\n:::\n\
+                    推奨される。 ::: warning 注意 本文。\nA[x]:::server --> B:::ok\n:::details[More]";
+        assert_eq!(
+            readable(page),
+            "@channel を使って良い場合\n障害時は使って良い。\n\n推奨される。\n注意 本文。\n\
+             A[x]:::server --> B:::ok\nMore"
+        );
+        assert_eq!(readable("!!! note “Read” Then this."), "Read\nThen this.");
+    }
+
+    #[test]
+    fn front_matter_printed_at_the_head_of_a_page_goes() {
+        let page =
+            "# Zoom\ntitle: Zoom\nquestions:\n- webmeetings@gsa.gov\nredirect_from:\n  - /zoom/\n\
+                    GSA offers Zoom for Government.\nNote: this is text.";
+        assert_eq!(
+            without_front_matter_block(page),
+            "# Zoom\nGSA offers Zoom for Government.\nNote: this is text."
+        );
+        let prose = "# Plans\nPlan: Business\ntitle: Pro\nPrices change.";
+        assert_eq!(
+            without_front_matter_block(prose),
+            prose,
+            "one key of front matter"
+        );
+        let one_key = "# Zoom\ntitle: Zoom\nText.";
+        assert_eq!(without_front_matter_block(one_key), one_key);
+    }
+}
