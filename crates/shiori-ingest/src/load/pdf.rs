@@ -268,6 +268,21 @@ mod tests {
     }
 
     #[test]
+    fn a_page_printed_from_a_static_site_reads_as_the_site_shows_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = samples::pdf(&[
+            "::: tip Ask first\nBook through [the portal]({% page \"/travel/\" %}).\n:::",
+        ])
+        .expect("pdf");
+        let path = fixture(&dir, "travel.pdf", &bytes);
+        let loaded = load_file(&path, 9).expect("load");
+        let text = &loaded.documents[0].text;
+        assert!(text.contains("Ask first"), "{text}");
+        assert!(text.contains("Book through the portal."), "{text}");
+        assert!(!text.contains(":::") && !text.contains("{%"), "{text}");
+    }
+
+    #[test]
     fn a_password_protected_pdf_is_refused_as_encrypted() {
         let dir = tempfile::tempdir().expect("tempdir");
         let bytes = samples::encrypted_pdf(&["secret plans"], "hunter2").expect("pdf");
