@@ -28,5 +28,6 @@ pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions, Wa
 /// changed), so a file indexed by an earlier reader is read again instead of keeping the text
 /// that reader made of it. 2: PDF pages laid out from their glyphs. 3: an HTML table of
 /// name and value pairs read as pairs. 4: an MkDocs admonition marker left in an HTML page's
-/// text read as its title.
-pub const READER: &str = "4";
+/// text read as its title. 5: no chunk ends on a line introducing a list; a page converted
+/// from a site's Markdown read as the site shows it.
+pub const READER: &str = "5";
