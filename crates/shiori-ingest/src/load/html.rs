@@ -19,6 +19,10 @@ const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template", "na
 /// Elements whose source line breaks are content rather than formatting.
 const PREFORMATTED: &[&str] = &["pre", "textarea"];
 
+/// Elements whose text is code as written: template syntax there (`{{ .Values.image }}`) is
+/// what the page documents, not a converter's leftover.
+const CODE: &[&str] = &["pre", "code", "kbd", "samp", "textarea"];
+
 /// How much of a page the parser is given at a time; the depth is checked between pieces, so
 /// a page nests at most a piece's worth of elements past [`MAX_HTML_DEPTH`] before it stops.
 const PIECE_BYTES: usize = 4 * 1024;
@@ -48,7 +52,7 @@ pub(super) fn load(path: &Path, html: &str, modified: i64) -> Result<Document, I
             }
         }
     }
-    let body = without_front_matter_block(&readable(&normalize(&text.body)));
+    let body = without_front_matter_block(&normalize(&text.body));
     if body.is_empty() {
         return Err(IngestError::NoDocuments {
             path: path.to_path_buf(),
@@ -127,6 +131,7 @@ struct Text {
     first_h1: String,
     hidden: usize,
     preformatted: usize,
+    code: usize,
     in_title: bool,
     h1_depth: usize,
     /// Set once an `h1` with text has closed; later ones are not the page's title.
@@ -164,6 +169,9 @@ impl Text {
         if PREFORMATTED.contains(&name) {
             self.preformatted += 1;
         }
+        if CODE.contains(&name) {
+            self.code += 1;
+        }
         match name {
             "title" => self.in_title = self.title.is_empty(),
             "table" => self.tables.push(TableRows::default()),
@@ -194,6 +202,9 @@ impl Text {
         }
         if PREFORMATTED.contains(&name) {
             self.preformatted = self.preformatted.saturating_sub(1);
+        }
+        if CODE.contains(&name) {
+            self.code = self.code.saturating_sub(1);
         }
         match name {
             "title" => self.in_title = false,
@@ -272,13 +283,16 @@ impl Text {
         };
         if self.preformatted > 0 {
             target.push_str(chunk);
-        } else {
-            // Outside <pre>, a source line break is just a space in the rendered page.
-            target.extend(
-                chunk
-                    .chars()
-                    .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c }),
-            );
+            return;
+        }
+        // Outside <pre>, a source line break is just a space in the rendered page.
+        let spaced: String = chunk
+            .chars()
+            .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
+            .collect();
+        match self.code {
+            0 => target.push_str(&readable(&spaced)),
+            _ => target.push_str(&spaced),
         }
     }
 }
@@ -367,12 +381,16 @@ mod tests {
         let page = "<html><body><h1>Zoom</h1><pre><code>title: Zoom\nquestions:\n  - webmeetings@gsa.gov\n\
                     redirect_from:\n  - /zoom/</code></pre><ol><li>Install it through [Self Service]({% page\n\
                     “/tools/#self-service” %}).</li></ol><p>::: tip Ask first</p><p>Ask in \
-                    {% slack_channel “zoom” %}.</p><p>:::</p></body></html>";
+                    {% slack_channel “zoom” %} or <b>email</b> us.</p><p>:::</p>\
+                    <p>Set <code>{{ .Values.image }}</code>:</p><pre>image: {{ .Values.image }}</pre>\
+                    </body></html>";
         let path = fixture(&dir, "zoom.html", page.as_bytes());
         let doc = &load_file(&path, 3).expect("load").documents[0];
         assert_eq!(
             doc.text,
-            "# Zoom\n\nInstall it through Self Service.\n\nAsk first\n\nAsk in zoom.\n"
+            "# Zoom\n\nInstall it through Self Service.\n\nAsk first\n\nAsk in zoom or email us.\n\n\
+             Set {{ .Values.image }}:\n\nimage: {{ .Values.image }}",
+            "template syntax in code is what the page documents"
         );
     }
 

@@ -41,22 +41,13 @@ const CONTAINER_KINDS: [&str; 12] = [
 fn without_container_markers(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
+    let mut marked = false;
     while let Some(at) = rest.find(":::") {
         let starts_word = rest[..at]
             .chars()
             .next_back()
             .or_else(|| out.chars().next_back())
             .is_none_or(char::is_whitespace);
-        if !starts_word {
-            out.push_str(&rest[..at + 3]);
-            rest = &rest[at + 3..];
-            continue;
-        }
-        out.push_str(rest[..at].trim_end());
-        // A marker inside a line (where a PDF's lines were joined) parts what it parted.
-        if !out.is_empty() {
-            out.push('\n');
-        }
         let after = rest[at..].trim_start_matches(':');
         let spaced = after.starts_with(char::is_whitespace);
         let after = after.trim_start();
@@ -64,7 +55,19 @@ fn without_container_markers(line: &str) -> String {
             .find(|c: char| c.is_whitespace() || c == '[' || c == '{')
             .unwrap_or(after.len());
         let kind = &after[..kind_end];
-        rest = if CONTAINER_KINDS.contains(&kind.to_ascii_lowercase().as_str()) {
+        let known = CONTAINER_KINDS.contains(&kind.to_ascii_lowercase().as_str());
+        if !starts_word || !(known || spaced || after.is_empty()) {
+            out.push_str(&rest[..at + 3]);
+            rest = &rest[at + 3..];
+            continue;
+        }
+        marked = true;
+        out.push_str(rest[..at].trim_end());
+        // A marker inside a line (where a PDF's lines were joined) parts what it parted.
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        rest = if known {
             let title = after[kind_end..].trim_start();
             match title
                 .strip_prefix('[')
@@ -76,16 +79,15 @@ fn without_container_markers(line: &str) -> String {
                 }
                 None => title,
             }
-        } else if spaced || after.is_empty() {
-            after
         } else {
-            out.push_str(":::");
             after
         };
     }
     out.push_str(rest);
-    let trimmed = out.trim_end().len();
-    out.truncate(trimmed);
+    if marked {
+        let trimmed = out.trim_end().len();
+        out.truncate(trimmed);
+    }
     out
 }
 
@@ -234,6 +236,12 @@ mod tests {
              A[x]:::server --> B:::ok\nMore"
         );
         assert_eq!(readable("!!! note “Read” Then this."), "Read\nThen this.");
+        assert_eq!(
+            readable("Ask in "),
+            "Ask in ",
+            "a piece of a line keeps its spaces"
+        );
+        assert_eq!(readable("class :::server"), "class :::server");
     }
 
     #[test]
