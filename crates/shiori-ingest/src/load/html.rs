@@ -19,9 +19,10 @@ const HIDDEN: &[&str] = &["head", "script", "style", "noscript", "template", "na
 /// Elements whose source line breaks are content rather than formatting.
 const PREFORMATTED: &[&str] = &["pre", "textarea"];
 
-/// Elements whose text is code as written: template syntax there (`{{ .Values.image }}`) is
-/// what the page documents, not a converter's leftover.
-const CODE: &[&str] = &["pre", "code", "kbd", "samp", "textarea"];
+/// Elements whose text, outside [`PREFORMATTED`] ones (kept as written anyway), is code as
+/// written: template syntax there (`{{ .Values.image }}`) is what the page documents, not a
+/// converter's leftover.
+const CODE: &[&str] = &["code", "kbd", "samp"];
 
 /// How much of a page the parser is given at a time; the depth is checked between pieces, so
 /// a page nests at most a piece's worth of elements past [`MAX_HTML_DEPTH`] before it stops.

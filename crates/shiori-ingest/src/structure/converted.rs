@@ -116,25 +116,28 @@ fn links_as_text(text: &str) -> String {
     out
 }
 
-/// The text of the link `text` opens with, and the link's length in bytes.
+/// The text of the link `text` opens with, and the link's length in bytes. The text is on one
+/// line and the target on at most two, so a `[` that opens no link is given up within them.
 fn link_at(text: &str) -> Option<(&str, usize)> {
-    let close = text.find(']')?;
+    let line_end = text.find('\n').unwrap_or(text.len());
+    let close = text[..line_end].find(']')?;
     let shown = &text[1..close];
-    if shown.contains(['[', '\n']) || !text[close + 1..].starts_with('(') {
+    if shown.contains('[') || !text[close + 1..].starts_with('(') {
         return None;
     }
     let target_start = close + 2;
     let mut depth = 1;
+    let mut breaks = 0;
     for (offset, c) in text[target_start..].char_indices() {
         match c {
             '(' => depth += 1,
             ')' => depth -= 1,
+            '\n' if breaks == 1 => return None,
+            '\n' => breaks += 1,
             _ => {}
         }
         if depth == 0 {
-            let target = &text[target_start..target_start + offset];
-            return (target.matches('\n').count() <= 1 && !target.contains("\n\n"))
-                .then_some((shown, target_start + offset + 1));
+            return Some((shown, target_start + offset + 1));
         }
     }
     None
@@ -216,6 +219,8 @@ mod tests {
             readable(page),
             "Install Zoom through Self Service.\nSee the chart, RFC (draft) and a[0] or [x] (y)."
         );
+        let unclosed = "[a\nb](c) and [d](e\nf\ng)";
+        assert_eq!(readable(unclosed), unclosed, "no link spans lines so");
     }
 
     #[test]
