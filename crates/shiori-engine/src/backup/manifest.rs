@@ -46,14 +46,18 @@ impl Manifest {
         }
     }
 
-    /// Writes the manifest into `dir` and flushes it and the folder to disk.
+    /// Writes the manifest into `dir` and flushes it and the folder to disk. It is written under
+    /// another name and renamed: a backup killed while it writes the manifest leaves none,
+    /// never a partial one that restore would read as a damaged backup, not an unfinished one.
     pub(super) fn write(&self, dir: &Path) -> Result<(), BackupError> {
         let path = dir.join(MANIFEST);
+        let partial = dir.join(format!("{MANIFEST}.partial"));
         let text = serde_json::to_vec_pretty(self).map_err(BackupError::Manifest)?;
-        let mut file = std::fs::File::create(&path).map_err(io_at(&path))?;
+        let mut file = std::fs::File::create(&partial).map_err(io_at(&partial))?;
         file.write_all(&text)
             .and_then(|()| file.sync_all())
-            .map_err(io_at(&path))?;
+            .map_err(io_at(&partial))?;
+        std::fs::rename(&partial, &path).map_err(io_at(&path))?;
         std::fs::File::open(dir)
             .and_then(|folder| folder.sync_all())
             .map_err(io_at(dir))
