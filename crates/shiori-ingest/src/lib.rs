@@ -29,5 +29,6 @@ pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions, Wa
 /// that reader made of it. 2: PDF pages laid out from their glyphs. 3: an HTML table of
 /// name and value pairs read as pairs. 4: an MkDocs admonition marker left in an HTML page's
 /// text read as its title. 5: no chunk ends on a line introducing a list; a page converted
-/// from a site's Markdown read as the site shows it.
-pub const READER: &str = "5";
+/// from a site's Markdown read as the site shows it. 6: a PDF's front matter printed under its
+/// title dropped; a Markdown page's summary in its front matter read as its first paragraph.
+pub const READER: &str = "6";

@@ -62,7 +62,7 @@ mod tests {
     }
 
     #[test]
-    fn front_matter_gives_title_date_and_metadata_never_text() {
+    fn front_matter_gives_title_date_metadata_and_its_summary_as_the_first_paragraph() {
         let dir = tempfile::tempdir().expect("tempdir");
         let yaml = "---\ntitle: \"Travel policy\"\ndate: 2024-01-02\ndescription: Trips\n\
                     translator: x\n---\n## Booking\n\nBook early.\n";
@@ -73,7 +73,7 @@ mod tests {
         assert_eq!(yaml_doc.title, "Travel policy");
         assert_eq!(yaml_doc.modified, 1_704_153_600);
         assert_eq!(yaml_doc.metadata["description"], "Trips");
-        assert_eq!(yaml_doc.text, "## Booking\n\nBook early.");
+        assert_eq!(yaml_doc.text, "Trips\n\n## Booking\n\nBook early.");
         let toml_doc = &load_file(&fixture(&dir, "trip.md", toml.as_bytes()), 7)
             .expect("load")
             .documents[0];

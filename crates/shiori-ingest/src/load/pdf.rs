@@ -9,7 +9,7 @@ use super::{normalize_title, ocr, page_document, LoadedFile};
 use crate::error::IngestError;
 use crate::limits::{Budget, MAX_OCR_PAGES};
 use crate::normalize::normalize;
-use crate::structure::converted::readable;
+use crate::structure::converted::{readable, without_front_matter_block};
 use crate::structure::readable_name;
 use crate::structure::reflow;
 use lopdf::{Document as PdfDocument, ObjectId};
@@ -60,8 +60,16 @@ pub(super) fn load(
     let title = info_title(&pdf).unwrap_or_else(|| readable_name(path));
     let mut read = Vec::with_capacity(pages.len());
     let mut scanned = Vec::new();
+    let first_page = pages.keys().next().copied();
     for (&number, &id) in &pages {
-        let layer = page_text(&pdf, number).map(|text| readable(&normalize(&text)));
+        let layer = page_text(&pdf, number).map(|text| {
+            let text = readable(&normalize(&text));
+            // A page printed from a static site may show its front matter at the head.
+            match Some(number) == first_page {
+                true => without_front_matter_block(&text),
+                false => text,
+            }
+        });
         match layer {
             Ok(text) if ocr::visible_chars(&text) >= ocr::MIN_TEXT_LAYER_CHARS => {
                 read.push((number, Ok(Some((text, None)))));

@@ -161,23 +161,26 @@ const FRONT_MATTER_KEYS: [&str; 12] = [
 ];
 
 /// `text` without the front matter a converter printed as a block at the head of the page
-/// (after its title heading): lines of `key: value` and `- item`, one of them the `title`.
+/// (after its title, as a heading or as the line or two a browser prints above the page): lines
+/// of `key: value` and `- item`, one of them the `title`.
 pub(crate) fn without_front_matter_block(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let start = lines
-        .iter()
-        .position(|line| !(line.trim().is_empty() || line.starts_with('#')))
-        .unwrap_or(lines.len());
+    let Some(start) = lines.iter().position(|line| yaml_key(line).is_some()) else {
+        return text.to_string();
+    };
     let block = lines[start..]
         .iter()
         .take_while(|line| yaml_key(line).is_some() || is_yaml_item(line))
         .count();
-    let keys: Vec<&str> = lines[start..start + block]
+    let keys = front_matter_keys(&lines[start..start + block]);
+    let title = lines[start..start + block]
         .iter()
-        .filter_map(|line| yaml_key(line))
-        .filter(|key| FRONT_MATTER_KEYS.contains(key))
-        .collect();
-    if !(keys.contains(&"title") && keys.len() >= 2) {
+        .find_map(|line| line.trim_start().strip_prefix("title:"))
+        .map(str::trim);
+    let headed = lines[..start]
+        .iter()
+        .all(|line| is_title_line(line, title.unwrap_or_default()));
+    if !(headed && title.is_some() && keys.len() >= 2) {
         return text.to_string();
     }
     // The blank line that parted the block from the text goes with it.
@@ -189,6 +192,28 @@ pub(crate) fn without_front_matter_block(text: &str) -> String {
         .copied()
         .collect::<Vec<&str>>()
         .join("\n")
+}
+
+/// The distinct [`FRONT_MATTER_KEYS`] that `lines` set, wherever a key starts a word: a PDF's
+/// lines run on into the next key (`title: Code review permalink: /code-review/`).
+fn front_matter_keys<'t>(lines: &[&'t str]) -> Vec<&'t str> {
+    let mut keys: Vec<&str> = lines
+        .iter()
+        .flat_map(|line| line.split_whitespace())
+        .filter_map(|word| word.strip_suffix(':'))
+        .filter(|key| FRONT_MATTER_KEYS.contains(key))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Whether `line`, above a block of front matter, is blank or the page's title: a heading, or
+/// the title the block sets (a PDF printed from the browser shows it before the block, and its
+/// lines may run on into the next key: `title: Code review permalink: /code-review/`).
+fn is_title_line(line: &str, title: &str) -> bool {
+    let line = line.trim();
+    line.is_empty() || line.starts_with('#') || title.starts_with(line)
 }
 
 /// The key of a `key: value` (or `key:`) line whose key is a name a program reads, not words.
@@ -266,5 +291,22 @@ mod tests {
         );
         let one_key = "# Zoom\ntitle: Zoom\nText.";
         assert_eq!(without_front_matter_block(one_key), one_key);
+    }
+
+    #[test]
+    fn front_matter_printed_under_the_pages_title_goes_and_a_block_after_text_stays() {
+        let printed = "Code review\nCode review\ntitle: Code review permalink: /code-review/ \
+                       redirect_from:\n- engineering/code-review/ sidenav: true\nsubnav:\n\
+                       - text: Why reviews?\nhref: \"#why-reviews\"\nA friendly guide.";
+        assert_eq!(
+            without_front_matter_block(printed),
+            "Code review\nCode review\nA friendly guide."
+        );
+        let after_text = "Sample settings\ntitle: Order API\nlayout: page\nText.";
+        assert_eq!(
+            without_front_matter_block(after_text),
+            after_text,
+            "a line that is not the title comes before the keys: an example, not the page's own"
+        );
     }
 }

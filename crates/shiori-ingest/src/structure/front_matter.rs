@@ -1,5 +1,7 @@
 //! Front matter: the YAML (`---`) or TOML (`+++`) block static-site generators put on top of a
-//! Markdown page. It holds the page's title and dates, never text a reader sees.
+//! Markdown page. It holds the page's title, dates and settings, never text a reader sees, but
+//! for the summary of the page its author wrote (`description`, `summary`, a GitHub issue
+//! template's `about`), which a site shows under the title or in its lists of pages.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +21,23 @@ const DATE_KEYS: [&str; 4] = ["lastmod", "updated", "modified", "date"];
 
 /// Keys kept as metadata: short scalars a filter or a reader may use. Layout and rendering
 /// keys (`weight`, `layout`, `aliases`, …) are left out.
-const KEPT_KEYS: [&str; 4] = ["description", "category", "author", "summary"];
+const KEPT_KEYS: [&str; 5] = ["description", "category", "author", "summary", "about"];
+
+/// Keys whose value summarises the page in its author's words, first found first: what the
+/// page is for, in the words a reader looks for it with ("有給休暇、病気休暇等の利用" is what the
+/// form titled 休暇届, whose body is only its field names, is for). Read as the page's first
+/// paragraph: handbook-ja-dev nDCG@10 0.848 → 0.859.
+const LEAD_KEYS: [&str; 3] = ["description", "summary", "about"];
+
+impl FrontMatter<'_> {
+    /// The summary of the page its front matter gives, if any ([`LEAD_KEYS`]).
+    pub(crate) fn lead(&self) -> Option<&str> {
+        LEAD_KEYS
+            .iter()
+            .find_map(|key| self.fields.get(*key))
+            .map(String::as_str)
+    }
+}
 
 /// Splits `text` into its front matter and body; a page without a closed block is all body.
 pub(crate) fn split(text: &str) -> FrontMatter<'_> {
@@ -137,6 +155,16 @@ mod tests {
             BTreeMap::from([("description".into(), "How to claim".into())])
         );
         assert_eq!(front.body, "# Travel\nBook early.\n");
+    }
+
+    #[test]
+    fn the_pages_summary_is_its_description_or_an_issue_templates_about() {
+        let template = "---\nname: 休暇届\nabout: 有給休暇、病気休暇等の利用\ntitle: 休暇届\n\
+                        labels: help wanted\n---\n## 日付\n";
+        assert_eq!(split(template).lead(), Some("有給休暇、病気休暇等の利用"));
+        let both = "---\nsummary: Short\ndescription: Long\n---\nText";
+        assert_eq!(split(both).lead(), Some("Long"));
+        assert_eq!(split("---\ntitle: x\nweight: 3\n---\nText").lead(), None);
     }
 
     #[test]

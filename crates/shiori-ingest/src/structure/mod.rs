@@ -27,14 +27,19 @@ pub(crate) struct Page {
     pub text: String,
 }
 
-/// Reads a Markdown page: front matter, then templating, then Markdown itself.
+/// Reads a Markdown page: front matter, then templating, then Markdown itself. The front
+/// matter's summary of the page ([`front_matter::lead`]) opens the text as its first paragraph.
 pub(crate) fn markdown_page(source: &str) -> Page {
     let front = front_matter::split(source);
+    let body = match front.lead() {
+        Some(lead) => format!("{lead}\n\n{}", front.body),
+        None => front.body.to_string(),
+    };
     Page {
         title: front.title,
         date: front.date,
         fields: front.fields,
-        text: markdown::render(&templating::strip(front.body)),
+        text: markdown::render(&templating::strip(&body)),
     }
 }
 
