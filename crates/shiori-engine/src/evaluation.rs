@@ -9,7 +9,7 @@ use shiori_eval::{
     sweep_grid, sweep_thresholds, target_grid, AnswerOutcome, AnswerReport, Dataset, EvalQuery,
     EvalReport, JudgeReport, JudgeTally, QueryOutcome, SweepRow, TargetRow,
 };
-use shiori_rag::{refuses, Listener, PipelineKind};
+use shiori_rag::{follow_up_searched, refuses, Listener, PipelineKind};
 use shiori_retrieve::decide;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -241,9 +241,11 @@ impl Engine {
         };
         progress.start("evaluating queries", dataset.queries.len() as u64);
         let mut outcomes = Vec::with_capacity(dataset.queries.len());
+        let mut asked = HashMap::new();
         for query in &dataset.queries {
             let started = Instant::now();
-            let retrieved = self.search_text(&query.text, &retrieval, &filters)?;
+            let searched = searched_as(query, &mut asked);
+            let retrieved = self.search_text(&searched, &retrieval, &filters)?;
             outcomes.push(QueryOutcome {
                 refused: refuses(&retrieved.hits, &retrieved.verdict),
                 ranked_doc_ids: retrieved
@@ -381,6 +383,27 @@ impl Engine {
     }
 }
 
+/// What retrieval searches for `query`: a turn of a scripted conversation as a conversation
+/// whose follow-ups no model rewrites searches it ([`follow_up_searched`]: alone, or when it
+/// leans on the turns before it, with their questions), any other query as it is. `asked`: the
+/// questions each conversation has asked so far. Searched alone, a follow-up ("do they get a
+/// break?") ranks pages it is never searched against.
+fn searched_as<'d>(query: &'d EvalQuery, asked: &mut HashMap<&'d str, Vec<Turn>>) -> String {
+    let Some(turn) = &query.turn else {
+        return query.text.clone();
+    };
+    let earlier = asked.entry(turn.conversation.as_str()).or_default();
+    let searched = follow_up_searched(&query.text, earlier);
+    earlier.push(Turn {
+        question: query.text.clone(),
+        answer: String::new(),
+        refused: false,
+        sources: Vec::new(),
+        at_ms: 0,
+    });
+    searched
+}
+
 /// The turns of a dataset's scripted conversations answered so far, so each later turn is
 /// asked with the engine's own earlier answers as its history, as a person's chat would be.
 #[derive(Default)]
@@ -420,4 +443,49 @@ fn judge_into(
         tally.add_judgement(scores, usage);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shiori_eval::ConversationTurn;
+
+    fn query(text: &str, conversation: Option<&str>) -> EvalQuery {
+        EvalQuery {
+            text: text.to_string(),
+            turn: conversation.map(|conversation| ConversationTurn {
+                conversation: conversation.to_string(),
+                turn: 1,
+            }),
+            ..EvalQuery::default()
+        }
+    }
+
+    #[test]
+    fn a_follow_up_is_searched_as_its_conversation_searches_it() {
+        let queries = [
+            query("How long is the interview day?", Some("c1")),
+            query("What is the dress code?", Some("c2")),
+            query("Do they get a break?", Some("c1")),
+            query("How do I book a flight?", Some("c1")),
+            query("And for contractors?", None),
+        ];
+        let mut asked = HashMap::new();
+        let searched: Vec<String> = queries
+            .iter()
+            .map(|query| searched_as(query, &mut asked))
+            .collect();
+        assert_eq!(
+            searched,
+            [
+                "How long is the interview day?",
+                "What is the dress code?",
+                "Do they get a break?\nHow long is the interview day?",
+                "How do I book a flight?",
+                "And for contractors?",
+            ],
+            "an elliptical turn with the question it leans on, of its own conversation; a \
+             question that stands alone, or is asked alone, as it is"
+        );
+    }
 }

@@ -155,7 +155,7 @@ fn content_chars(text: &str) -> usize {
 /// What retrieval searches for `question` after `recent` (oldest first): the question alone,
 /// or, when it is elliptical, the question then the earlier questions it leans on, newest
 /// first, one a line.
-pub(crate) fn searched(question: &str, recent: &[Turn]) -> String {
+pub fn searched(question: &str, recent: &[Turn]) -> String {
     let mut lines = vec![question];
     let mut leaning = is_elliptical(question);
     for turn in recent.iter().rev() {

@@ -37,5 +37,6 @@ pub use conversation::recent_turns;
 pub use corpus::{Corpus, RagError};
 pub use events::{AnswerEvent, Listener};
 pub use extractive::{refuses, REFUSAL_TEXT};
+pub use follow_up::searched as follow_up_searched;
 pub use kind::PipelineKind;
 pub use run::{Models, PipelineParams, Pipelines, CANNOT_ANSWER_TEXT};
