@@ -62,16 +62,13 @@ pub(super) fn load(
     let mut scanned = Vec::new();
     let first_page = pages.keys().next().copied();
     for (&number, &id) in &pages {
-        let layer = page_text(&pdf, number).map(|text| {
-            let text = readable(&normalize(&text));
-            // A page printed from a static site may show its front matter at the head.
-            match Some(number) == first_page {
-                true => without_front_matter_block(&text),
-                false => text,
-            }
-        });
+        let layer = page_text(&pdf, number).map(|text| readable(&normalize(&text)));
         match layer {
             Ok(text) if ocr::visible_chars(&text) >= ocr::MIN_TEXT_LAYER_CHARS => {
+                let text = match Some(number) == first_page {
+                    true => without_printed_head(&text, &title),
+                    false => text,
+                };
                 read.push((number, Ok(Some((text, None)))));
                 pages_read(1);
             }
@@ -139,6 +136,23 @@ const UNTITLED: [&str; 4] = ["untitled", "untitled document", "no title", "docum
 /// The title a PDF's document information gives, as a word processor or a browser printing a
 /// page writes it (`Paid parental leave (PPL)`); `None` when it gives none worth showing.
 /// Word printing to PDF prefixes the application's name (`Microsoft Word - report.docx`).
+/// The first page's `text` without what a page printed from the browser shows above its
+/// text: the page's title, then its heading, which repeats it (read as text, both ran into the
+/// first sentence: `Code review Code review A friendly guide…`; every chunk carries the title
+/// anyway), and the front matter of a static site's page.
+fn without_printed_head(text: &str, title: &str) -> String {
+    let text = without_front_matter_block(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let head = lines
+        .iter()
+        .take_while(|line| line.trim().is_empty() || line.trim() == title)
+        .count();
+    match lines.get(head) {
+        Some(_) if head > 0 => lines[head..].join("\n"),
+        _ => text,
+    }
+}
+
 fn info_title(pdf: &PdfDocument) -> Option<String> {
     let info = match pdf.trailer.get(b"Info").ok()? {
         lopdf::Object::Reference(id) => pdf.get_dictionary(*id).ok()?,
@@ -288,6 +302,25 @@ mod tests {
         assert!(text.contains("Ask first"), "{text}");
         assert!(text.contains("Book through the portal."), "{text}");
         assert!(!text.contains(":::") && !text.contains("{%"), "{text}");
+
+        let bytes = samples::pdf(&[
+            "Travel\nTravel\ntitle: Travel\nlayout: page\nsubnav:\n- text: Booking\n\
+             Book early.\nTravel is booked through the portal.",
+            "Travel\nReceipts are kept for a year.",
+        ])
+        .expect("pdf");
+        let path = fixture(&dir, "travel.pdf", &bytes);
+        let loaded = load_file(&path, 9).expect("load");
+        let pages: Vec<&str> = loaded.documents.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(
+            pages,
+            [
+                "Book early.\nTravel is booked through the portal.",
+                "Travel\nReceipts are kept for a year."
+            ],
+            "the title above the heading, the heading and the front matter printed at the head \
+             of the first page go; a later page's text is the page's"
+        );
     }
 
     #[test]
