@@ -133,9 +133,6 @@ pub(super) fn load(
 /// pandoc converted without a title is `document`).
 const UNTITLED: [&str; 4] = ["untitled", "untitled document", "no title", "document"];
 
-/// The title a PDF's document information gives, as a word processor or a browser printing a
-/// page writes it (`Paid parental leave (PPL)`); `None` when it gives none worth showing.
-/// Word printing to PDF prefixes the application's name (`Microsoft Word - report.docx`).
 /// The first page's `text` without what a page printed from the browser shows above its
 /// text: the page's title, then its heading, which repeats it (read as text, both ran into the
 /// first sentence: `Code review Code review A friendly guide…`; every chunk carries the title
@@ -153,6 +150,9 @@ fn without_printed_head(text: &str, title: &str) -> String {
     }
 }
 
+/// The title a PDF's document information gives, as a word processor or a browser printing a
+/// page writes it (`Paid parental leave (PPL)`); `None` when it gives none worth showing.
+/// Word printing to PDF prefixes the application's name (`Microsoft Word - report.docx`).
 fn info_title(pdf: &PdfDocument) -> Option<String> {
     let info = match pdf.trailer.get(b"Info").ok()? {
         lopdf::Object::Reference(id) => pdf.get_dictionary(*id).ok()?,
