@@ -241,7 +241,7 @@ impl Engine {
         };
         progress.start("evaluating queries", dataset.queries.len() as u64);
         let mut outcomes = Vec::with_capacity(dataset.queries.len());
-        let mut asked = HashMap::new();
+        let mut asked = Conversations::default();
         for query in &dataset.queries {
             let started = Instant::now();
             let searched = searched_as(query, &mut asked);
@@ -385,22 +385,12 @@ impl Engine {
 
 /// What retrieval searches for `query`: a turn of a scripted conversation as a conversation
 /// whose follow-ups no model rewrites searches it ([`follow_up_searched`]: alone, or when it
-/// leans on the turns before it, with their questions), any other query as it is. `asked`: the
-/// questions each conversation has asked so far. Searched alone, a follow-up ("do they get a
-/// break?") ranks pages it is never searched against.
-fn searched_as<'d>(query: &'d EvalQuery, asked: &mut HashMap<&'d str, Vec<Turn>>) -> String {
-    let Some(turn) = &query.turn else {
-        return query.text.clone();
-    };
-    let earlier = asked.entry(turn.conversation.as_str()).or_default();
-    let searched = follow_up_searched(&query.text, earlier);
-    earlier.push(Turn {
-        question: query.text.clone(),
-        answer: String::new(),
-        refused: false,
-        sources: Vec::new(),
-        at_ms: 0,
-    });
+/// leans on the turns before it, with their questions), any other query as it is; the turn is
+/// then recorded in `asked` (its question only: the retrieval pass answers nothing). Searched
+/// alone, a follow-up ("do they get a break?") ranks pages it is never searched against.
+fn searched_as(query: &EvalQuery, asked: &mut Conversations) -> String {
+    let searched = follow_up_searched(&query.text, &asked.history(query));
+    asked.record(query, &Answer::default());
     searched
 }
 
@@ -470,7 +460,7 @@ mod tests {
             query("How do I book a flight?", Some("c1")),
             query("And for contractors?", None),
         ];
-        let mut asked = HashMap::new();
+        let mut asked = Conversations::default();
         let searched: Vec<String> = queries
             .iter()
             .map(|query| searched_as(query, &mut asked))
