@@ -71,29 +71,42 @@ fn english_thing(question: &str) -> Option<String> {
 /// Words a clause may open with before its question ("but does …", "so is there …").
 const LEAD_INS: [&str; 6] = ["but", "so", "and", "ok", "also", "then"];
 
-/// Endings of a Japanese question asking whether something exists, after the thing and its
-/// particle (「誕生日休暇ってある？」「社員旅行とかもある？」「制度はありますか」).
-const JAPANESE_ENDINGS: [&str; 8] = [
+/// Verbs that end a Japanese question asking whether something exists or is paid for, after
+/// the thing and its particle (「誕生日休暇ってある？」「転居手当って出る？」「保養所って使え
+/// る？」): the Japanese of "is there", "do we get" and "does it cover".
+const JAPANESE_VERBS: [&str; 15] = [
     "ある",
-    "あるの",
-    "あるか",
-    "ありますか",
     "あります",
     "あったりする",
     "あったりします",
-    "あるんですか",
+    "出る",
+    "出ます",
+    "もらえる",
+    "もらえます",
+    "支給される",
+    "支給されます",
+    "補助される",
+    "補助してもらえる",
+    "補助してくれる",
+    "使える",
+    "使えます",
 ];
 
-/// Particles between the thing and its ending, longest first.
+/// What may follow the verb: a plain question, or its polite and explaining forms.
+const JAPANESE_TAILS: [&str; 5] = ["", "の", "か", "のか", "んですか"];
+
+/// Particles between the thing and its verb, longest first.
 const JAPANESE_PARTICLES: [&str; 5] = ["とかも", "って", "とか", "は", "も"];
 
 fn japanese_thing(question: &str) -> Option<String> {
-    let body = JAPANESE_ENDINGS
-        .iter()
-        .find_map(|ending| question.strip_suffix(ending))?;
-    let thing = JAPANESE_PARTICLES
-        .iter()
-        .find_map(|particle| body.strip_suffix(particle))?;
+    let thing = JAPANESE_VERBS.iter().find_map(|verb| {
+        JAPANESE_TAILS.iter().find_map(|tail| {
+            let body = question.strip_suffix(tail)?.strip_suffix(verb)?;
+            JAPANESE_PARTICLES
+                .iter()
+                .find_map(|particle| body.strip_suffix(particle))
+        })
+    })?;
     // 「確定拠出年金（iDeCo・企業型DC）の制度は」: what the brackets add is the thing's detail.
     let mut plain = String::new();
     let mut depth = 0usize;
@@ -106,7 +119,36 @@ fn japanese_thing(question: &str) -> Option<String> {
         }
     }
     let last_clause = plain.rsplit(['、', '。', '？']).next().unwrap_or_default();
-    (!last_clause.trim().is_empty()).then(|| last_clause.trim().to_string())
+    let things: Vec<&str> = last_clause
+        .split("とか")
+        .map(trailing_noun)
+        .filter(|noun| !noun.is_empty())
+        .collect();
+    (!things.is_empty()).then(|| things.join("とか"))
+}
+
+/// The noun phrase `clause` ends with: its last run of kanji, katakana and Latin letters, with
+/// the の that joins such runs (「会社から仕事用のスマホ」 → 「仕事用のスマホ」). What comes
+/// before says when or for whom it is asked (「試用期間中でも書籍補助」), not the thing; a
+/// clause that ends in kana (「それ」, 「試用期間中で」) names no thing.
+fn trailing_noun(clause: &str) -> &str {
+    let chars: Vec<(usize, char)> = clause.char_indices().collect();
+    let mut start = clause.len();
+    for (at, &(offset, c)) in chars.iter().enumerate().rev() {
+        let joins = c == 'の'
+            && start < clause.len()
+            && at > 0
+            && !is_hiragana(chars[at - 1].1);
+        if is_hiragana(c) && !joins {
+            break;
+        }
+        start = offset;
+    }
+    clause[start..].trim()
+}
+
+fn is_hiragana(c: char) -> bool {
+    ('\u{3041}'..='\u{309f}').contains(&c)
 }
 
 #[cfg(test)]
@@ -139,6 +181,14 @@ mod tests {
                 vec!["社員食堂", "食事補助"],
             ),
             ("社員旅行とかもある？", vec!["社員旅行"]),
+            ("会社から仕事用のスマホって支給される？", vec!["仕事用のスマホ"]),
+            ("英会話のレッスン代って補助してもらえる？", vec!["英会話のレッスン代"]),
+            ("資格取ったら報奨金とか出る？", vec!["報奨金"]),
+            ("ストックオプションってもらえるの？", vec!["ストックオプション"]),
+            (
+                "デンキヤギで試用期間中でも書籍補助って使える？",
+                vec!["書籍補助"],
+            ),
             (
                 "確定拠出年金（iDeCo・企業型DC）の制度はある？",
                 vec!["確定拠出年金"],
@@ -160,6 +210,10 @@ mod tests {
             "In what other country besides the US does GE provide lending services?",
             "how many weeks of sabbatical do we get after five years?",
             "服装の決まりってある？スーツ必須？",
+            "それって試用期間中でも使える？",
+            "ツクロアの交通手当って月いくらまで出るの？",
+            "ツクロアの賞与っていつ支給される？",
+            "デンキヤギで入社して半年たったら有給何日もらえる？",
         ] {
             assert_eq!(asked_things(question), None, "{question}");
         }
