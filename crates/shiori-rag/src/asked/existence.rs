@@ -4,7 +4,7 @@
 //! and quoting it answers a question nobody asked. The realistic unanswerable question is this
 //! one: the handbook has a page on leave, but no birthday leave.
 
-use super::phrase::{noun_phrase, words};
+use super::phrase::{is_hiragana, noun_phrase, words};
 use super::thing::Thing;
 
 /// The things a question asks whether there are (one, or alternatives: 「社員食堂とか食事補助
@@ -145,10 +145,6 @@ fn trailing_noun(clause: &str) -> &str {
         start = offset;
     }
     clause[start..].trim()
-}
-
-fn is_hiragana(c: char) -> bool {
-    ('\u{3041}'..='\u{309f}').contains(&c)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! The English phrase a question names a thing with, read the same way wherever it is asked
-//! after: "is there a *relocation allowance* if I move", "how many weeks of *sabbatical* do we
-//! get".
+//! The phrase a question names a thing with, read the same way wherever it is asked after: "is
+//! there a *relocation allowance* if I move", "how many weeks of *sabbatical* do we get",
+//! 「会社から*仕事用のスマホ*って支給される？」.
 
 use super::QUESTION_VERBS;
 
@@ -11,6 +11,12 @@ pub(super) fn words(clause: &str) -> Vec<&str> {
         .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
         .filter(|word| !word.is_empty())
         .collect()
+}
+
+/// Whether `c` is hiragana: Japanese writes its particles and endings in it, and its nouns
+/// mostly in kanji, katakana and Latin letters.
+pub(super) fn is_hiragana(c: char) -> bool {
+    ('\u{3041}'..='\u{309F}').contains(&c)
 }
 
 /// The noun phrase `words` open with: its determiners dropped, up to the verb or the word that

@@ -5,7 +5,7 @@
 //! leave there are; it answers the question about a wedding only if it names weddings. Quoting
 //! its figure otherwise answers a question nobody asked.
 
-use super::phrase::{noun_phrase, words, DETERMINERS};
+use super::phrase::{is_hiragana, noun_phrase, words, DETERMINERS};
 use super::thing::Thing;
 use super::QUESTION_VERBS;
 
@@ -48,10 +48,6 @@ fn japanese_specific(question: &str) -> Option<Vec<Thing>> {
         .filter_map(|run| Thing::called(clause.trim(), run.trim()))
         .collect();
     (!runs.is_empty()).then_some(runs)
-}
-
-fn is_hiragana(c: char) -> bool {
-    ('\u{3041}'..='\u{309F}').contains(&c)
 }
 
 /// Words with which a Japanese question asks for an amount, a number or a time.
