@@ -4,7 +4,7 @@
 //! and quoting it answers a question nobody asked. The realistic unanswerable question is this
 //! one: the handbook has a page on leave, but no birthday leave.
 
-use super::phrase::{is_hiragana, noun_phrase, words};
+use super::phrase::{noun_phrase, trailing_noun, words};
 use super::thing::Thing;
 
 /// The things a question asks whether there are (one, or alternatives: 「社員食堂とか食事補助
@@ -127,26 +127,6 @@ fn japanese_thing(question: &str) -> Option<String> {
     (!things.is_empty()).then(|| things.join("とか"))
 }
 
-/// The noun phrase `clause` ends with: its last run of kanji, katakana and Latin letters, with
-/// the の that joins such runs (「会社から仕事用のスマホ」 → 「仕事用のスマホ」). What comes
-/// before says when or for whom it is asked (「試用期間中でも書籍補助」), not the thing; a
-/// clause that ends in kana (「それ」, 「試用期間中で」) names no thing.
-fn trailing_noun(clause: &str) -> &str {
-    let chars: Vec<(usize, char)> = clause.char_indices().collect();
-    let mut start = clause.len();
-    for (at, &(offset, c)) in chars.iter().enumerate().rev() {
-        let joins = c == 'の'
-            && start < clause.len()
-            && at > 0
-            && !is_hiragana(chars[at - 1].1);
-        if is_hiragana(c) && !joins {
-            break;
-        }
-        start = offset;
-    }
-    clause[start..].trim()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,10 +157,19 @@ mod tests {
                 vec!["社員食堂", "食事補助"],
             ),
             ("社員旅行とかもある？", vec!["社員旅行"]),
-            ("会社から仕事用のスマホって支給される？", vec!["仕事用のスマホ"]),
-            ("英会話のレッスン代って補助してもらえる？", vec!["英会話のレッスン代"]),
+            (
+                "会社から仕事用のスマホって支給される？",
+                vec!["仕事用のスマホ"],
+            ),
+            (
+                "英会話のレッスン代って補助してもらえる？",
+                vec!["英会話のレッスン代"],
+            ),
             ("資格取ったら報奨金とか出る？", vec!["報奨金"]),
-            ("ストックオプションってもらえるの？", vec!["ストックオプション"]),
+            (
+                "ストックオプションってもらえるの？",
+                vec!["ストックオプション"],
+            ),
             (
                 "デンキヤギで試用期間中でも書籍補助って使える？",
                 vec!["書籍補助"],

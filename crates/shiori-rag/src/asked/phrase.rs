@@ -13,6 +13,23 @@ pub(super) fn words(clause: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The noun phrase `clause` ends with: its last run of kanji, katakana and Latin letters, with
+/// the の that joins such runs (「会社から仕事用のスマホ」 → 「仕事用のスマホ」). What comes
+/// before says when or for whom it is asked (「試用期間中でも書籍補助」), not the thing; a
+/// clause that ends in kana (「それ」, 「試用期間中で」) names no thing.
+pub(super) fn trailing_noun(clause: &str) -> &str {
+    let chars: Vec<(usize, char)> = clause.char_indices().collect();
+    let mut start = clause.len();
+    for (at, &(offset, c)) in chars.iter().enumerate().rev() {
+        let joins = c == 'の' && start < clause.len() && at > 0 && !is_hiragana(chars[at - 1].1);
+        if is_hiragana(c) && !joins {
+            break;
+        }
+        start = offset;
+    }
+    clause[start..].trim()
+}
+
 /// Whether `c` is hiragana: Japanese writes its particles and endings in it, and its nouns
 /// mostly in kanji, katakana and Latin letters.
 pub(super) fn is_hiragana(c: char) -> bool {
