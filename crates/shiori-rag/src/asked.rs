@@ -152,6 +152,11 @@ const WORDINGS: [(Asked, &[&str]); 4] = [
             "何パーセント",
             "何割",
             "いくつ",
+            // "How much" and "how long" in one: a quantity, in whatever unit.
+            "どれくらい",
+            "どのくらい",
+            "どれぐらい",
+            "どのぐらい",
         ],
     ),
 ];
@@ -675,6 +680,9 @@ mod tests {
                 Some(Asked::Number),
             ),
             ("有給休暇は何日もらえますか？", Some(Asked::Number)),
+            ("テストカバレッジの目安ってどのくらい？", Some(Asked::Number)),
+            ("書類の保存期間はどれくらい？", Some(Asked::Time)),
+            ("交通費の上限ってどれぐらい？", Some(Asked::Number)),
             ("When is payday?", Some(Asked::Time)),
             ("申請は何日前までに出せばいい？", Some(Asked::Time)),
             ("休憩は何時から何時？", Some(Asked::Clock)),

@@ -618,10 +618,42 @@ const FRONT_MATTER_KEYS: [&str; 12] = [
     "translator",
 ];
 
+/// Openings of a sentence that says what its page is about ("This page outlines how to sign up
+/// for and how to cancel the transit benefit.", 「本章では…を説明する。」), lower-cased.
+const ABOUT_THE_PAGE: [&str; 18] = [
+    "this page ",
+    "this section ",
+    "this guide ",
+    "this document ",
+    "this article ",
+    "this chapter ",
+    "on this page",
+    "in this section",
+    "in this guide",
+    "in this document",
+    "このページでは",
+    "このページは",
+    "本ページは",
+    "本章では",
+    "本書は",
+    "本書では",
+    "このドキュメントは",
+    "本ドキュメントは",
+];
+
 /// Whether a sentence can be an answer: not a question (an FAQ's question line, which shares
-/// every word of a question about it), not a line that is only a link, not a front matter line.
+/// every word of a question about it), not a line that is only a link, not a front matter line,
+/// not a sentence about the page itself (it names the page's topic in the question's words,
+/// and says nothing of it).
 fn is_answer_line(sentence: &str) -> bool {
     let trimmed = sentence.trim();
+    let lower = trimmed.to_lowercase();
+    if ABOUT_THE_PAGE
+        .iter()
+        .any(|opening| lower.starts_with(opening))
+    {
+        return false;
+    }
     let front_matter = trimmed
         .split_once(':')
         .is_some_and(|(key, _)| FRONT_MATTER_KEYS.contains(&key.trim()));
@@ -749,7 +781,8 @@ mod tests {
         let sources = [source(
             "FAQ",
             "title: Lost badge\nkeywords: badge, lost\nQ: What do I do if I lose my badge?\n\
-             https://security.example/badge\nReport it to Security within 24 hours.",
+             https://security.example/badge\nThis page explains what to do if you lose your \
+             badge.\nReport it to Security within 24 hours.",
         )];
         assert_eq!(
             quoted("What do I do if I lose my badge?", &sources),
