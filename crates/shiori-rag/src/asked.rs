@@ -680,7 +680,10 @@ mod tests {
                 Some(Asked::Number),
             ),
             ("有給休暇は何日もらえますか？", Some(Asked::Number)),
-            ("テストカバレッジの目安ってどのくらい？", Some(Asked::Number)),
+            (
+                "テストカバレッジの目安ってどのくらい？",
+                Some(Asked::Number),
+            ),
             ("書類の保存期間はどれくらい？", Some(Asked::Time)),
             ("交通費の上限ってどれぐらい？", Some(Asked::Number)),
             ("When is payday?", Some(Asked::Time)),

@@ -407,17 +407,27 @@ impl Ranked {
         // question's words; when none does, one beside the sentence that shares the most does:
         // the amount often follows the sentence that names the topic ("…Administrative Leave
         // in order to vote." "You can receive up to 4 hours for each election event.").
-        let closest = (0..newest.len())
-            .max_by(|&a, &b| newest[a].total_cmp(&newest[b]).then(b.cmp(&a)))
-            .filter(|&best| newest[best] > 0.0);
+        let earlier: Vec<f64> = candidates
+            .iter()
+            .map(|candidate| score(&question.all, candidate))
+            .collect();
+        // A follow-up none of whose words the source holds ("how quickly?") names no topic of
+        // its own: the questions before it name the one it asks about.
+        let topical = match newest.iter().all(|&weight| weight == 0.0) {
+            true => &earlier,
+            false => &newest,
+        };
+        let closest = (0..topical.len())
+            .max_by(|&a, &b| topical[a].total_cmp(&topical[b]).then(b.cmp(&a)))
+            .filter(|&best| topical[best] > 0.0);
         let stated_with_words = (0..candidates.len())
-            .any(|index| candidates[index].states_asked && newest[index] > 0.0);
+            .any(|index| candidates[index].states_asked && topical[index] > 0.0);
         // A source in the other language than the question's shares none of its words: the
         // retrievers' embedding put it on the topic, and every sentence is as near as any.
         let across_languages = detect_script(text) != question.script;
         let on_topic = |index: usize| {
             across_languages
-                || newest[index] > 0.0
+                || topical[index] > 0.0
                 || (!stated_with_words && closest.is_some_and(|best| best.abs_diff(index) == 1))
         };
         let scores: Vec<Score> = candidates
@@ -427,7 +437,7 @@ impl Ranked {
                 states: candidate.states_asked && on_topic(index),
                 blend: blend[index],
                 newest: newest[index],
-                earlier: score(&question.all, candidate),
+                earlier: earlier[index],
                 near: near.map_or(0.0, |near| near[index].searched),
                 shared: question.newest.intersection(&candidate.terms).count()
                     + usize::from(candidate.covers_case),
@@ -812,6 +822,25 @@ mod tests {
         assert_eq!(found.source, 1);
         let found = extract("Who grants paid leave?", &sources, None).unwrap();
         assert_eq!(found.source, 0, "no kind asked: the best source answers");
+    }
+
+    #[test]
+    fn an_elliptical_follow_up_takes_its_topic_from_the_question_before_it() {
+        let sources = [source(
+            "Security incidents",
+            "Tell the security team about any phishing email you receive.\n\
+             Report it within 1 hour.\n\
+             Keep your browser up to date.\n\
+             Back up your laptop every 2 weeks.",
+        )];
+        assert_eq!(
+            quoted(
+                "how quickly?\nwho do I tell about a phishing email?",
+                &sources
+            ),
+            ["Report it within 1 hour."],
+            "the time stated beside the earlier question's topic, not the backup schedule"
+        );
     }
 
     #[test]
