@@ -135,7 +135,7 @@ q("policy", "can stuff in private Slack channels ever become public?", ["FOIA re
 # ---------------- fact
 q("fact", "what floor is TTS on in the Chicago building?", ["35th floor"], [CHI])
 q("fact", "what floor is the New York office on?", ["Floor 55"], [NYC])
-q("fact", "what's the street address of the San Francisco office?", ["50 United Nations Plaza"], [GC])
+q("fact", "what's the street address of the San Francisco office?", ["50 United Nations Plaza", "50 UN Plaza"], [GC, SF])
 q("fact", "what Tock code do I use for time spent on OLU trainings?", ["969 - GSA-mandated Non-Billable Work", "969"], [OLU])
 q("fact", "which HR Links code is weather and safety leave?", ["Code 094"], [LEAVE])
 q("fact", "what's the GSA employer code for The Work Number?", ["10536"], [EV])
@@ -176,7 +176,7 @@ tp("what's the cap on carrying over annual leave, and how many credit hours can 
 tp("which floor is TTS on in the Chicago office and which floor in New York?",
    [["35th floor"], ["Floor 55"]], [CHI, NYC])
 tp("how many sick leave hours do I earn per pay period, and what's the most advanced sick leave I can get on top?",
-   [["four hours of sick leave per pay period"], ["240 hours of advanced sick leave"]], [LEAVE, ASL])
+   [["four hours of sick leave per pay period", "4 sick leave hours per pay period"], ["240 hours of advanced sick leave"]], [LEAVE, ASL])
 tp("how much advanced sick leave can I request, and how negative must my balance be before I can get donated leave?",
    [["240 hours of advanced sick leave"], ["at least 24 hours"]], [ASL, VLTP])
 tp("how much notice do I need for a normal leave request vs. how early do I start offboarding when I quit?",
@@ -243,9 +243,9 @@ conv(("A", "date", "how long can a term appointment go in total?", ["four or eig
 conv(("A", "procedure", "I clicked a link in a phishing email, who do I tell?", ["itservicedesk@gsa.gov and devops@gsa.gov"], [SEC]),
      ("A", "date", "how quickly?", ["within one hour", "within 1 hour"], [SEC]))
 conv(("A", "fact", "where's the New York office?", ["One World Trade Center"], [NYC]),
-     ("A", "fact", "and SF?", ["50 United Nations Plaza"], [GC, SF]),
+     ("A", "fact", "and SF?", ["50 United Nations Plaza", "50 UN Plaza"], [GC, SF]),
      ("A", "policy", "is it easy to drive and park there?", ["street parking is horrible", "paid parking is way expensive"], [SF]))
-conv(("A", "amount", "how much sick leave do we earn?", ["four hours of sick leave per pay period"], [LEAVE]),
+conv(("A", "amount", "how much sick leave do we earn?", ["four hours of sick leave per pay period", "4 sick leave hours per pay period"], [LEAVE, ASL]),
      ("A", "yes_no", "is there a max on how much I can save up?", ["There is no maximum amount of sick leave you can accrue", "no maximum amount of sick leave"], [LEAVE]),
      ("A", "procedure", "switching topics, how do I ask for advanced sick leave?", ["Advanced Sick Leave Request form"], [ASL]))
 conv(("A", "policy", "can I use my personal laptop for work?", ["Personal laptops cannot be connected directly to the GSA network"], [EQ]),
