@@ -70,6 +70,7 @@ const WORDINGS: [(Asked, &[&str]); 4] = [
             "fee",
             "salary",
             "bonus",
+            "payout",
             "dollar",
             "dollars",
             "いくら",

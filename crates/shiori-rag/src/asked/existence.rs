@@ -21,14 +21,21 @@ pub(crate) fn asked_things(question: &str) -> Option<Vec<Thing>> {
     (!things.is_empty()).then_some(things)
 }
 
-/// Openings of an English question asking whether something exists; the thing follows.
-const ENGLISH_OPENINGS: [&str; 6] = [
+/// Openings of an English question asking whether something exists, or whether a thing is
+/// allowed ("can I bring my dog", "can I expense a ticket"); the thing follows.
+const ENGLISH_OPENINGS: [&str; 12] = [
     "is there",
     "are there",
     "do we have",
     "do we get",
     "do you have",
     "do you offer",
+    "can i bring",
+    "can we bring",
+    "can i expense",
+    "can we expense",
+    "can i use",
+    "can we use",
 ];
 
 /// Verbs with which "does X …" or "will X …" asks whether X has or pays for something ("does
@@ -151,6 +158,12 @@ mod tests {
                 vec!["pet insurance"],
             ),
             ("Is there a Mac loaner program?", vec!["mac loaner program"]),
+            ("can I bring my dog to the office?", vec!["dog"]),
+            (
+                "can I use my personal laptop for work?",
+                vec!["personal laptop"],
+            ),
+            ("can I use FMLA yet?", vec!["fmla"]),
             ("誕生日休暇ってある？", vec!["誕生日休暇"]),
             (
                 "社員食堂とか食事補助ってある？",
@@ -189,7 +202,7 @@ mod tests {
         }
         for question in [
             "how much is the transit subsidy?",
-            "can I bring my dog to the office?",
+            "can I work remotely while traveling?",
             "有給休暇は何日ある？",
             "What is there a large population of in the Chota Valley?",
             "In what other country besides the US does GE provide lending services?",

@@ -53,9 +53,10 @@ pub(super) const DETERMINERS: [&str; 12] = [
 ];
 
 /// Words that end a noun phrase: what follows says more of the question, not of the thing ("a
-/// cap on how much …", "a relocation allowance if I move"). Not "or", which joins alternatives
-/// ("a gym or a pool").
-const PHRASE_ENDS: [&str; 19] = [
+/// cap on how much …", "a relocation allowance if I move"), and the adverbs that close a
+/// question ("can I use FMLA *yet*"). Not "or", which joins alternatives ("a gym or a pool").
+const PHRASE_ENDS: [&str; 26] = [
     "on", "for", "if", "to", "when", "while", "in", "at", "and", "that", "which", "after",
-    "before", "per", "each", "every", "i", "we", "you",
+    "before", "per", "each", "every", "i", "we", "you", "yet", "now", "still", "too", "also",
+    "again", "anymore",
 ];
