@@ -9,8 +9,9 @@
 //! a thing exists ("is there a home office stipend?"), or an amount for a specific case ("how
 //! many days of paid leave for our own wedding?"), is refused when no sentence or title of the
 //! sources read names the thing or the case ([`NotQuoted::NotMentioned`]).
-//! Sentences, list items and table rows are candidates; a question line of an FAQ or a
-//! line that is only a link is context, never the answer. A source none of whose sentences
+//! Sentences, list items and table rows are candidates; a question line of an FAQ, a line
+//! that is only a link or a sentence about its page ("This page outlines …") is context, never
+//! the answer. A source none of whose sentences
 //! shares a word of the question gives way to the next one that does. When the question asks
 //! for an amount, a number or a time ([`crate::asked`]), a sentence that states one comes before
 //! one that only shares the question's words, a source whose sentences state none gives way to
