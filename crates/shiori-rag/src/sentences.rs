@@ -11,12 +11,12 @@
 //! sources read names the thing or the case ([`NotQuoted::NotMentioned`]).
 //! Sentences, list items and table rows are candidates; a question line of an FAQ, a line
 //! that is only a link or a sentence about its page ("This page outlines …") is context, never
-//! the answer. A source none of whose sentences
-//! shares a word of the question gives way to the next one that does. When the question asks
-//! for an amount, a number or a time ([`crate::asked`]), a sentence that states one comes before
-//! one that only shares the question's words, a source whose sentences state none gives way to
-//! the next one that does, and an amount or a number that no sentence on the topic of any
-//! source read states is a refusal ([`NotQuoted::NotStated`]). The best sentence is always
+//! the answer. A source none of whose sentences shares a word of the question gives way to the
+//! next one that does. When the question asks for an amount, a number or a time
+//! ([`crate::asked`]), a sentence that states one comes before one that only shares the
+//! question's words, a source whose sentences state none gives way to the next one that does,
+//! and an amount or a number that no sentence on the topic of any source read states is a
+//! refusal ([`NotQuoted::NotStated`]). The best sentence is always
 //! quoted, with its list (the line introducing the item, or the items a line introduces; all of
 //! them when the question asks how to do something); the next best join it (only those that
 //! state what was asked, when the best does), in reading order, while the answer stays within
@@ -788,7 +788,7 @@ mod tests {
     }
 
     #[test]
-    fn an_faq_question_line_a_bare_link_or_front_matter_is_never_the_answer() {
+    fn question_lines_bare_links_front_matter_and_page_descriptions_are_never_the_answer() {
         let sources = [source(
             "FAQ",
             "title: Lost badge\nkeywords: badge, lost\nQ: What do I do if I lose my badge?\n\
