@@ -439,16 +439,16 @@ impl Engine {
         }
 
         let sections = Sections::read(&files);
-        let candidates = self.changed_candidates(files, &sections)?;
+        let readers = ProjectReaders::new(&self.config, &self.data_dir, |project| {
+            self.walk_options(Some(project))
+        });
+        let candidates = self.changed_candidates(files, &sections, &readers)?;
         report.files_unchanged = report.files_seen - report.failures.len() - candidates.len();
         progress.start("indexing files", candidates.len() as u64);
         progress.bytes_expected(candidates.iter().map(|(file, _)| file.size).sum());
         let (streamed, whole): (Vec<_>, Vec<_>) = candidates
             .into_iter()
             .partition(|(file, _)| is_streamed(&file.path));
-        let readers = ProjectReaders::new(&self.config, &self.data_dir, |project| {
-            self.walk_options(Some(project))
-        });
         let known = self.known_groups();
         let readership = Readership {
             project: scope.project.as_ref(),
@@ -532,11 +532,14 @@ impl Engine {
 
     /// Files whose size or modification time differ from what the store remembers, whose
     /// stamp is too close to when they were read to rule out a later edit within the same tick,
-    /// or that an earlier version's reader read or read in another section.
+    /// that an earlier version's reader read or read in another section, or whose groups
+    /// changed (their `.NAME.groups`, or the `groups` of a project holding them): a group
+    /// taken off a project is taken off its files at the next index, however old they are.
     fn changed_candidates(
         &self,
         files: Vec<DiscoveredFile>,
         sections: &Sections,
+        readers: &ProjectReaders,
     ) -> Result<Vec<(DiscoveredFile, Option<FileRecord>)>, EngineError> {
         let mut records = self.store.file_records()?;
         let mut candidates = Vec::new();
@@ -546,7 +549,7 @@ impl Engine {
                 r.size == file.size
                     && r.modified_ns == file.modified_ns
                     && r.read_at_ns.saturating_sub(r.modified_ns) >= COARSEST_MTIME_TICK_NS
-                    && still_current(&r.content_hash, &section_of(sections, &file.path))
+                    && stamped_as_now(r, &file.path, sections, readers)
             });
             if !unchanged {
                 candidates.push((file, record));
@@ -670,6 +673,23 @@ fn is_streamed(path: &Path) -> bool {
 
 /// The section path a file's documents keep ([`Sections`]); none for records (JSONL), which
 /// are not pages of a site.
+/// Whether `record` was stamped by this reader, in the section `path` lies in now, with the
+/// groups it has now; a sidecar that cannot be read counts as changed (reading the file again
+/// reports it).
+fn stamped_as_now(
+    record: &FileRecord,
+    path: &Path,
+    sections: &Sections,
+    readers: &ProjectReaders,
+) -> bool {
+    let Ok(sidecar) = sidecar_groups(path) else {
+        return false;
+    };
+    let projects = readers.groups_of(path);
+    let groups = [sidecar.as_deref(), projects.as_deref()];
+    still_current(&record.content_hash, &section_of(sections, path), groups)
+}
+
 fn section_of(sections: &Sections, path: &Path) -> String {
     if is_streamed(path) {
         String::new()

@@ -23,20 +23,11 @@ pub(crate) fn stamped_hash(mut hash: String, section: &str, groups: [Option<&str
 }
 
 /// Whether a stored file's stamped hash was made by this version's reader for a file in
-/// `section`: one made by an earlier reader (or before readers were stamped), or in another
-/// section, is read again even when the file is as it was.
-pub(crate) fn still_current(stamped: &str, section: &str) -> bool {
-    let hash = stamped.split('+').next().unwrap_or_default();
-    let Some((_, reading)) = hash.rsplit_once('@') else {
-        return false;
-    };
-    let (reader, stored_section) = reading.split_once('/').unwrap_or((reading, ""));
-    let section_matches = if section.is_empty() {
-        stored_section.is_empty()
-    } else {
-        stored_section == section_stamp(section)
-    };
-    reader == READER && section_matches
+/// `section` given `groups`: one made by an earlier reader (or before readers were stamped), in
+/// another section or for other groups is read again even when the file is as it was.
+pub(crate) fn still_current(stamped: &str, section: &str, groups: [Option<&str>; 2]) -> bool {
+    let stamp = stamped_hash(String::new(), section, groups);
+    stamped.len() > stamp.len() && stamped.ends_with(&stamp)
 }
 
 /// A short hash of a section path: titles may hold any character, the stamp's separators too.
@@ -48,28 +39,50 @@ fn section_stamp(section: &str) -> String {
 mod tests {
     use super::*;
 
+    const HR: [Option<&str>; 2] = [Some("hr"), None];
+    const NONE: [Option<&str>; 2] = [None, None];
+
     #[test]
     fn a_hash_carries_its_reader_before_its_groups() {
-        let stamped = stamped_hash("abc".into(), "", [Some("hr"), None]);
+        let stamped = stamped_hash("abc".into(), "", HR);
         assert_eq!(stamped, format!("abc@{READER}+hr"));
-        assert!(still_current(&stamped, ""));
-        assert!(still_current(&format!("partial:abc@{READER}"), ""));
+        assert!(still_current(&stamped, "", HR));
+        assert!(still_current(&format!("partial:abc@{READER}"), "", NONE));
         assert!(
-            !still_current("abc+hr", ""),
+            !still_current("abc+hr", "", HR),
             "stored before readers were stamped"
         );
-        assert!(!still_current("abc@1", ""), "an earlier reader");
+        assert!(!still_current("abc@1", "", NONE), "an earlier reader");
     }
 
     #[test]
     fn a_file_whose_section_was_retitled_is_read_again() {
-        let stamped = stamped_hash("abc".into(), "Acme › HR", [Some("hr+it"), None]);
+        let groups = [Some("hr+it"), None];
+        let stamped = stamped_hash("abc".into(), "Acme › HR", groups);
         assert!(stamped.starts_with(&format!("abc@{READER}/")));
         assert!(stamped.ends_with("+hr+it"));
-        assert!(still_current(&stamped, "Acme › HR"));
-        assert!(!still_current(&stamped, "Acme › People"));
-        assert!(!still_current(&stamped, ""), "its folder's index page went");
-        let outside = stamped_hash("abc".into(), "", [None, None]);
-        assert!(!still_current(&outside, "Acme"), "an index page came");
+        assert!(still_current(&stamped, "Acme › HR", groups));
+        assert!(!still_current(&stamped, "Acme › People", groups));
+        assert!(
+            !still_current(&stamped, "", groups),
+            "its folder's index page went"
+        );
+        let outside = stamped_hash("abc".into(), "", NONE);
+        assert!(!still_current(&outside, "Acme", NONE), "an index page came");
+    }
+
+    #[test]
+    fn a_file_given_other_groups_is_read_again() {
+        let stamped = stamped_hash("abc".into(), "", HR);
+        assert!(
+            !still_current(&stamped, "", NONE),
+            "its groups were taken off"
+        );
+        assert!(
+            !still_current(&stamped, "", [Some("hr"), Some("sales")]),
+            "a project holding it now restricts it"
+        );
+        let open = stamped_hash("abc".into(), "", NONE);
+        assert!(!still_current(&open, "", HR), "its sidecar now names hr");
     }
 }

@@ -9,6 +9,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 const QUESTION: &str = "How many weeks of paid parental leave do employees get?";
 const HR_DOC: &str = "hr/parental-leave.md";
@@ -413,7 +414,12 @@ fn write_corpus(work: &Path) {
     for (path, text) in files {
         let path = work.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        std::fs::write(&path, text).unwrap();
+        // Written long before they are indexed, as a company's files are: the indexer does not
+        // read them again for being too fresh to trust their modification time.
+        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(an_hour_ago).unwrap();
     }
 }
 
