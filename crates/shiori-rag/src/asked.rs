@@ -502,8 +502,9 @@ const NOT_A_KIND: [&str; 24] = [
 ];
 
 /// Whether a question (lower-cased) asks for a yes or a no: in English a clause opens with a
-/// verb ("can I …", "if I quit, do they …") and none with a question word; in Japanese it ends
-/// as a question and holds no question word (「副業してもいいの？」).
+/// verb ("can I …", "if I quit, do they …"), or after a condition without its comma the verb
+/// comes before its subject ("if I leave do I get …"), and no clause opens with a question
+/// word; in Japanese it ends as a question and holds no question word (「副業してもいいの？」).
 fn asks_yes_or_no(question: &str) -> bool {
     let openers: Vec<&str> = question
         .split([',', ';', '、'])
@@ -516,7 +517,9 @@ fn asks_yes_or_no(question: &str) -> bool {
     if openers.iter().any(|word| QUESTION_WORDS.contains(word)) {
         return false;
     }
-    if openers.iter().any(|word| QUESTION_VERBS.contains(word)) {
+    if openers.iter().any(|word| QUESTION_VERBS.contains(word))
+        || inverted_after_condition(question)
+    {
         return true;
     }
     let japanese = !question.is_ascii();
@@ -532,6 +535,25 @@ fn asks_yes_or_no(question: &str) -> bool {
         && !JAPANESE_QUESTION_WORDS
             .iter()
             .any(|word| question.contains(word))
+}
+
+/// Whether an English question opening with a condition ("if I leave do I get a payout …")
+/// then puts a verb before its subject, as a question asking whether does, and holds no
+/// question word ("if I leave how long do I have" asks how long).
+fn inverted_after_condition(question: &str) -> bool {
+    let words: Vec<&str> = question
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+        .filter(|word| !word.is_empty())
+        .collect();
+    let conditional = words
+        .first()
+        .is_some_and(|word| matches!(*word, "if" | "once" | "after" | "before" | "while"));
+    conditional
+        && !words.iter().any(|word| QUESTION_WORDS.contains(word))
+        && words.windows(2).any(|pair| {
+            QUESTION_VERBS.contains(&pair[0])
+                && matches!(pair[1], "i" | "we" | "you" | "they" | "it" | "he" | "she")
+        })
 }
 
 /// English words that open a question asking for something other than a yes or a no.
@@ -713,6 +735,14 @@ mod tests {
                 Some(Asked::Ruling),
             ),
             ("ツクロアって副業してもいいの？", Some(Asked::Ruling)),
+            (
+                "if I leave do I get a payout for my unused leave?",
+                Some(Asked::Ruling),
+            ),
+            (
+                "if I leave how long do I have to return my laptop?",
+                Some(Asked::Time),
+            ),
             ("妻が出産したときは？", None),
             (
                 "my mortgage lender wants to verify my salary, what service do they use?",
