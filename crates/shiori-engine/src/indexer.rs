@@ -671,8 +671,6 @@ fn is_streamed(path: &Path) -> bool {
         .is_some_and(|extension| extension.eq_ignore_ascii_case("jsonl"))
 }
 
-/// The section path a file's documents keep ([`Sections`]); none for records (JSONL), which
-/// are not pages of a site.
 /// Whether `record` was stamped by this reader, in the section `path` lies in now, with the
 /// groups it has now; a sidecar that cannot be read counts as changed (reading the file again
 /// reports it).
@@ -690,6 +688,8 @@ fn stamped_as_now(
     still_current(&record.content_hash, &section_of(sections, path), groups)
 }
 
+/// The section path a file's documents keep ([`Sections`]); none for records (JSONL), which
+/// are not pages of a site.
 fn section_of(sections: &Sections, path: &Path) -> String {
     if is_streamed(path) {
         String::new()
