@@ -658,11 +658,13 @@ const ABOUT_THE_PAGE: [&str; 18] = [
 /// and says nothing of it).
 fn is_answer_line(sentence: &str) -> bool {
     let trimmed = sentence.trim();
-    let lower = trimmed.to_lowercase();
-    if ABOUT_THE_PAGE
-        .iter()
-        .any(|opening| lower.starts_with(opening))
-    {
+    // Compared in place: every candidate of every source read passes here.
+    let about_the_page = ABOUT_THE_PAGE.iter().any(|opening| {
+        trimmed
+            .get(..opening.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(opening))
+    });
+    if about_the_page {
         return false;
     }
     let front_matter = trimmed

@@ -28,7 +28,8 @@ pub(crate) struct Page {
 }
 
 /// Reads a Markdown page: front matter, then templating, then Markdown itself. The front
-/// matter's summary of the page ([`front_matter::FrontMatter::lead`]) opens the text as its first paragraph.
+/// matter's summary of the page ([`front_matter::FrontMatter::lead`]) opens the text as its
+/// first paragraph.
 pub(crate) fn markdown_page(source: &str) -> Page {
     let front = front_matter::split(source);
     let body = match front.lead() {

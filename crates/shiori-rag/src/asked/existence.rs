@@ -16,7 +16,7 @@ pub(crate) fn asked_things(question: &str) -> Option<Vec<Thing>> {
         .split(['・', '、', '/'])
         .flat_map(|part| part.split("とか"))
         .flat_map(|part| part.split(" or "))
-        .filter_map(|part| Thing::new(part.trim().trim_end_matches("の制度").trim()))
+        .filter_map(|part| Thing::new(trailing_noun(part.trim().trim_end_matches("の制度"))))
         .collect();
     (!things.is_empty()).then_some(things)
 }
@@ -126,12 +126,7 @@ fn japanese_thing(question: &str) -> Option<String> {
         }
     }
     let last_clause = plain.rsplit(['、', '。', '？']).next().unwrap_or_default();
-    let things: Vec<&str> = last_clause
-        .split("とか")
-        .map(trailing_noun)
-        .filter(|noun| !noun.is_empty())
-        .collect();
-    (!things.is_empty()).then(|| things.join("とか"))
+    (!last_clause.trim().is_empty()).then(|| last_clause.trim().to_string())
 }
 
 #[cfg(test)]

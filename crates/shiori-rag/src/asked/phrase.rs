@@ -16,7 +16,8 @@ pub(super) fn words(clause: &str) -> Vec<&str> {
 /// The noun phrase `clause` ends with: its last run of kanji, katakana and Latin letters, with
 /// the の that joins such runs (「会社から仕事用のスマホ」 → 「仕事用のスマホ」). What comes
 /// before says when or for whom it is asked (「試用期間中でも書籍補助」), not the thing; a
-/// clause that ends in kana (「それ」, 「試用期間中で」) names no thing.
+/// clause that ends in kana (「それ」, 「試用期間中で」) names no thing. An English phrase, which
+/// holds no kana, is whole.
 pub(super) fn trailing_noun(clause: &str) -> &str {
     let chars: Vec<(usize, char)> = clause.char_indices().collect();
     let mut start = clause.len();
