@@ -9,7 +9,7 @@ D001=D+"001_就業規則.md"; D002=D+"002_賃金規程.html"; D003=D+"003_退職
 D005=D+"005_福利厚生規程.docx"; D011=D+"011_短時間正社員就業規則.docx"; D022=D+"022_特定個人情報取扱規程補足資料_保存期間.html"
 D031=D+"031_選択的公休制度に関する規程.pdf"
 PSEV=P+"before/severity_levels.html"; PPM=P+"after/post_mortem_process.pdf"; POC=P+"oncall/being_oncall.pdf"
-PCALL=P+"before/call_etiquette.pdf"; PAL=P+"oncall/alerting_principles.html"; PSCR=P+"training/scribe.docx"
+PTPL=P+"after/post_mortem_template.md"; PCALL=P+"before/call_etiquette.pdf"; PAL=P+"oncall/alerting_principles.html"; PSCR=P+"training/scribe.docx"
 ASL=A+"forSlack/slack_usage_guidelines.pdf"; ACR=A+"forCodeReview/code_review.pdf"; AGB=A+"forGitBranch/git_branch_standards.docx"
 AMAIL=A+"forMail/mail_guidelines.html"; ANFR=A+"forNFR/appendix.md"
 LLMCORE=O+"llm-top10-ja/Document/CoreTeam.xlsx"; LLM01=O+"llm-top10-ja/Document/2_0_vulns/LLM01_PromptInjection.pdf"
@@ -59,7 +59,7 @@ q("count","ツクロアで有給って繰越込みで最大何日まで持てる
 q("name","デンキヤギの退職金ってどこから支払われるの？",["中退共","勤労者退職金共済機構"],[D003])
 q("name","インシデントコマンダーを呼び出すSlackのコマンドって何？",["!ic page"],[PSEV,PCALL])
 q("name","ポストモーテムのオーナーって誰が指名するの？",["インシデントコマンダー"],[PPM])
-q("name","ポストモーテムの会議はどの共有カレンダーに入れればいい？",["インシデントポストモーテムミーティング"],[PPM])
+q("name","ポストモーテムの会議はどの共有カレンダーに入れればいい？",["インシデントポストモーテムミーティング","Incident Postmortem"],[PPM,PTPL])
 q("name","LLM Top 10 のバージョン1.0で全体のリードやってたのは誰？",["Steve Wilson"],[LLMCORE])
 q("name","ツクロアで備品を記録しておく台帳って何て名前？",["備品管理表"],[T07])
 q("name","デンキヤギの法定休日は何曜日？",["日曜日"],[D001])

@@ -286,22 +286,23 @@ fn contains_wording(text: &str, wording: &str) -> bool {
 pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
     let sentence = without_list_mark(sentence);
     let lower = sentence.to_lowercase();
-    let has_digit = sentence
+    let numeral = sentence
         .chars()
-        .any(|c| c.is_ascii_digit() || ('０'..='９').contains(&c));
+        .any(|c| c.is_ascii_digit() || ('０'..='９').contains(&c))
+        || holds_kanji_number(sentence);
     let any = |words: &[&str]| words.iter().any(|word| lower.contains(word));
     // Whole words: "half" is no number in "on behalf of", nor "eur" a currency in "Europe".
     let any_word = |words: &[&str]| words.iter().any(|word| contains_wording(&lower, word));
     let currency = any(&CURRENCY_SIGNS) || any_word(&CURRENCY_WORDS);
     match asked {
         Asked::Amount => {
-            (has_digit || any(&KANJI_NUMBERS)) && (currency || lower.contains('%'))
+            numeral && (currency || lower.contains('%'))
                 || any(&["free", "no cost", "無料", "全額", "実費"])
         }
-        Asked::Number => has_digit || any(&KANJI_NUMBERS) || any_word(&NUMBER_WORDS),
+        Asked::Number => numeral || any_word(&NUMBER_WORDS),
         Asked::Clock => states_a_time_of_day(&lower),
         Asked::Time => {
-            (has_digit || any(&KANJI_NUMBERS) || any_word(&NUMBER_WORDS)) && any(&TIME_UNITS)
+            (numeral || any_word(&NUMBER_WORDS)) && any(&TIME_UNITS)
                 || any(&TIME_WORDS)
                 || has_numeric_date_or_time(&lower)
         }
@@ -616,7 +617,34 @@ const CURRENCY_SIGNS: [&str; 6] = ["$", "¥", "€", "£", "円", "ドル"];
 const CURRENCY_WORDS: [&str; 8] = [
     "usd", "jpy", "eur", "dollar", "dollars", "yen", "euro", "euros",
 ];
-const KANJI_NUMBERS: [&str; 10] = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十"];
+const KANJI_NUMBERS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
+
+/// What counts a kanji numeral: a unit, a counter or a larger numeral after it (「三日」「五名」
+/// 「十万円」「二つ」「一か月」). Without one the numeral is part of a word that states no number:
+/// 一般, 一部, 統一, 一致, 一覧, 一定, 唯一.
+const KANJI_COUNTERS: [char; 31] = [
+    '日', '週', '月', '年', '時', '分', '秒', '回', '人', '名', '件', '個', 'つ', '円', '割', '歳',
+    '才', 'か', 'ヶ', 'カ', 'ケ', '度', '倍', '枚', '台', '万', '千', '百', '十', '億', '泊',
+];
+
+/// Whether `text` writes a number in kanji: a numeral followed by a counter or another numeral
+/// (「三日」「十万円」), not one inside a word (「一般的」「一部」「一時的」). 「十分」 is "enough"
+/// as often as ten minutes, which are written 10分.
+fn holds_kanji_number(text: &str) -> bool {
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len().saturating_sub(1)).any(|at| {
+        let (numeral, next) = (chars[at], chars[at + 1]);
+        let word = match (numeral, next) {
+            ('十', '分') => true,
+            // 「一時的」「一時金」, not 「一時間」.
+            ('一', '時') => chars.get(at + 2) != Some(&'間'),
+            _ => false,
+        };
+        KANJI_NUMBERS.contains(&numeral)
+            && (KANJI_COUNTERS.contains(&next) || KANJI_NUMBERS.contains(&next))
+            && !word
+    })
+}
 const NUMBER_WORDS: [&str; 14] = [
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
     "twice", "once", "half",

@@ -9,6 +9,9 @@ use crate::asked::{JAPANESE_QUESTION_WORDS, QUESTION_VERBS, QUESTION_WORDS};
 const ENGLISH_JOINERS: [&str; 5] = ["and", "also", "then", "vs", "vs."];
 /// Words that ask the same of each of two names: 「AとB、それぞれ」「AとBで比べると」.
 const JAPANESE_EACH: [&str; 6] = ["それぞれ", "ずつ", "違う", "違い", "比べ", "各々"];
+/// Words right after two names that set them side by side: 「ツクロアとデンキヤギだと…」 asks
+/// of each.
+const SIDE_BY_SIDE: [&str; 2] = ["だと", "では"];
 /// Words said once for both names, dropped from each name's question.
 const JAPANESE_DISTRIBUTIVE: [&str; 2] = ["それぞれ", "ずつ"];
 /// An ask shorter than this many characters (its own words, without the shared lead) is not
@@ -138,11 +141,10 @@ fn trim_joiners(clause: &str) -> &str {
 
 /// 「AとB、それぞれ…」: the same question asked of each of two names, one question a name.
 /// The names are the runs of one script (katakana, kanji, Latin letters) on either side of
-/// 「と」, and the question must say it asks of each; otherwise the question alone.
+/// 「と」, and the question must say it asks of each, or set the two side by side
+/// (「AとBだと…」); otherwise the question alone.
 fn each_name(question: &str) -> Vec<String> {
-    if !JAPANESE_EACH.iter().any(|word| question.contains(word)) {
-        return vec![question.to_string()];
-    }
+    let asks_each = JAPANESE_EACH.iter().any(|word| question.contains(word));
     let chars: Vec<(usize, char)> = question.char_indices().collect();
     for (position, &(at, c)) in chars.iter().enumerate() {
         if c != 'と' || position == 0 {
@@ -172,6 +174,9 @@ fn each_name(question: &str) -> Vec<String> {
             continue;
         }
         let (before, after) = (&question[..first_start], &question[second_end..]);
+        if !asks_each && !SIDE_BY_SIDE.iter().any(|word| after.starts_with(word)) {
+            continue;
+        }
         return [first, second]
             .iter()
             .map(|name| {
@@ -287,5 +292,22 @@ mod tests {
                 "試用期間ってデンキヤギでどれくらい違う？"
             ]
         );
+        assert_eq!(
+            asks("辞めたいとき、ツクロアとデンキヤギだと何日前に言えばいい？"),
+            [
+                "辞めたいとき、ツクロアだと何日前に言えばいい？",
+                "辞めたいとき、デンキヤギだと何日前に言えばいい？"
+            ]
+        );
+    }
+
+    #[test]
+    fn two_names_joined_without_asking_of_each_stay_one_question() {
+        for question in [
+            "有給とフレックスを組み合わせて使える？",
+            "ツクロアとデンキヤギの規程はどこにある？",
+        ] {
+            assert_eq!(asks(question).len(), 1, "{question}");
+        }
     }
 }

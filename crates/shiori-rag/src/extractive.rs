@@ -174,7 +174,10 @@ mod tests {
     #[test]
     fn cites_and_marks_the_quoted_sentences() {
         let sources = [
-            source("休暇", "入社日に10日付与されます。有給休暇は年間20日です。"),
+            source(
+                "福利厚生",
+                "入社日に10日付与されます。有給休暇は年間20日です。",
+            ),
             source("Plans", "Business costs $29 per user per month."),
         ];
         let quoted = quote("有給休暇について教えてください", &sources, None).unwrap();
@@ -184,7 +187,7 @@ mod tests {
         );
         assert_eq!(quoted.citations.len(), 1);
         let citation = &quoted.citations[0];
-        assert_eq!((citation.number, citation.doc_id.as_str()), (1, "休暇"));
+        assert_eq!((citation.number, citation.doc_id.as_str()), (1, "福利厚生"));
         // Characters, not bytes: the page marks them by character.
         assert_eq!(
             citation.quotes,

@@ -33,6 +33,7 @@ use shiori_analysis::text::{sentence_ranges, stemmed_terms};
 use shiori_analysis::{detect_script, Script};
 use shiori_core::Source;
 use std::collections::{HashMap, HashSet};
+use std::f64::consts::LN_2;
 use std::ops::Range;
 
 /// The length an extracted answer stays within, in display columns (a CJK character takes two):
@@ -194,6 +195,7 @@ fn rank_all(
     read: &[(usize, &Source)],
     meaning: Option<&Meaning>,
 ) -> Vec<Option<Ranked>> {
+    let headings = distinguishing_headings(read);
     let each: Vec<Vec<Candidate>> = read
         .iter()
         .map(|(_, source)| candidates_of(question, &source.text))
@@ -202,11 +204,39 @@ fn rank_all(
     let mut offset = 0;
     each.into_iter()
         .zip(read)
-        .map(|(candidates, (_, source))| {
+        .zip(&headings)
+        .map(|((candidates, (_, source)), heading)| {
             let span = offset..offset + candidates.len();
             offset = span.end;
             let near = near.as_ref().map(|near| &near[span]);
-            Ranked::new(question, &source.text, candidates, near)
+            Ranked::new(question, &source.text, candidates, near, heading)
+        })
+        .collect()
+}
+
+/// The terms of each read source's title (its page's title and the headings above the chunk)
+/// that not every read source's title holds: what sets the part of a page a chunk lies in apart
+/// from the others read ("労災保険関係 › 法定の保管義務" above "完結の日から3年間。", beside
+/// "雇用保険関係 › 法定の保管義務"). Every sentence of a chunk is on the topic its headings
+/// name, as a table row is on its header's.
+fn distinguishing_headings(read: &[(usize, &Source)]) -> Vec<HashSet<String>> {
+    let titles: Vec<HashSet<String>> = read
+        .iter()
+        .map(|(_, source)| stemmed_terms(&source.title))
+        .collect();
+    let shared: HashSet<&String> = titles
+        .iter()
+        .flatten()
+        .filter(|term| titles.iter().all(|title| title.contains(*term)))
+        .collect();
+    titles
+        .iter()
+        .map(|title| {
+            title
+                .iter()
+                .filter(|term| !shared.contains(term))
+                .cloned()
+                .collect()
         })
         .collect()
 }
@@ -370,16 +400,23 @@ impl Ranked {
         text: &str,
         candidates: Vec<Candidate>,
         near: Option<&[Nearness]>,
+        heading: &HashSet<String>,
     ) -> Option<Ranked> {
         if candidates.is_empty() {
             return None;
         }
         let weights = rarity(&candidates);
+        // A word of the headings the chunk lies under ("労災保険関係 › 法定の保管義務" above
+        // "完結の日から3年間。") is one each of its sentences holds: every sentence is read under
+        // them, as the embedder reads it under its title.
         let score = |asked: &HashSet<String>, candidate: &Candidate| -> f64 {
             asked
                 .iter()
-                .filter(|term| candidate.terms.contains(*term))
-                .map(|term| weights.get(term.as_str()).copied().unwrap_or(0.0))
+                .map(|term| match weights.get(term.as_str()) {
+                    Some(weight) if candidate.terms.contains(term) => *weight,
+                    _ if heading.contains(term) => LN_2,
+                    _ => 0.0,
+                })
                 .sum()
         };
         // The row whose range covers the question's case ("2km以上10km未満" for "5km") holds
@@ -457,8 +494,8 @@ impl Ranked {
         })
     }
 
-    /// Whether a candidate shares a word of the newest question, or the source is in the other
-    /// language, where none can.
+    /// Whether a candidate (or a heading the chunk lies under) shares a word of the newest
+    /// question, or the source is in the other language, where none can.
     fn on_the_topic(&self) -> bool {
         self.across_languages || self.scores.iter().any(|score| score.newest > 0.0)
     }
@@ -828,6 +865,28 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_is_on_the_topic_its_headings_name() {
+        let sources = [
+            source(
+                "保存期間 › 雇用保険関係 › 法定の保管義務",
+                "完結の日から2年間。",
+            ),
+            source(
+                "保存期間 › 労災保険関係 › 法定の保管義務",
+                "完結の日から3年間。",
+            ),
+        ];
+        let found = extract("労災の書類はどれくらいの期間とっておく？", &sources, None).unwrap();
+        assert_eq!(found.source, 1, "the chunk under 労災保険関係");
+        let headings = distinguishing_headings(&[(0, &sources[0]), (1, &sources[1])]);
+        assert!(headings[1].contains("労災"));
+        assert!(
+            !headings[1].contains("保険") && !headings[1].contains("保存"),
+            "the words every title read holds set none apart"
+        );
+    }
+
+    #[test]
     fn an_elliptical_follow_up_takes_its_topic_from_the_question_before_it() {
         let sources = [source(
             "Security incidents",
@@ -936,7 +995,14 @@ mod tests {
              健康診断を受ける者は、事前に以下の事項を会社に届け出なければならない。\n\
              1. 受診する病院\n2. 受診日\n健康診断の費用は会社が負担する。";
         let question = Question::new("健康診断の前に会社に何を届け出る？");
-        let ranked = Ranked::new(&question, text, candidates_of(&question, text), None).unwrap();
+        let ranked = Ranked::new(
+            &question,
+            text,
+            candidates_of(&question, text),
+            None,
+            &HashSet::new(),
+        )
+        .unwrap();
         let listed: Vec<&str> = ranked
             .list_of(1, text)
             .into_iter()
@@ -1017,6 +1083,7 @@ mod tests {
                 text,
                 candidates_of(&question, text),
                 near.as_deref(),
+                &HashSet::new(),
             )
             .unwrap()
         };
@@ -1050,6 +1117,7 @@ mod tests {
                 &text,
                 candidates_of(&question, &text),
                 near.as_deref(),
+                &HashSet::new(),
             )
             .unwrap();
             ranked.quotes(&text).len()
