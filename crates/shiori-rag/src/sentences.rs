@@ -344,11 +344,46 @@ impl Question {
     }
 }
 
+/// Which candidates state what is asked on the question's topic: sharing its words (`newest`,
+/// each candidate's weight of them), or, when none that states it does, beside the one sharing
+/// the most: the amount often follows the sentence that names the topic ("…Administrative Leave
+/// in order to vote." "You can receive up to 4 hours for each election event."). A follow-up
+/// none of whose words the source holds ("how quickly?") names no topic of its own: the
+/// questions before it (`earlier`) name the one it asks about. In the other language than the
+/// question's, every candidate is on the topic the retrievers' embedding found.
+fn stating_on_topic(
+    candidates: &[Candidate],
+    newest: &[f64],
+    earlier: &[f64],
+    across_languages: bool,
+) -> Vec<bool> {
+    let topical = match newest.iter().all(|&weight| weight == 0.0) {
+        true => earlier,
+        false => newest,
+    };
+    let closest = (0..topical.len())
+        .max_by(|&a, &b| topical[a].total_cmp(&topical[b]).then(b.cmp(&a)))
+        .filter(|&best| topical[best] > 0.0);
+    let stated_with_words =
+        (0..candidates.len()).any(|index| candidates[index].states_asked && topical[index] > 0.0);
+    (0..candidates.len())
+        .map(|index| {
+            candidates[index].states_asked
+                && (across_languages
+                    || topical[index] > 0.0
+                    || (!stated_with_words
+                        && closest.is_some_and(|best| best.abs_diff(index) == 1)))
+        })
+        .collect()
+}
+
 /// What ranks a candidate, first to last, and what compares it with another source's.
 #[derive(Clone, Copy)]
 struct Score {
     /// It states what is asked (and is on the question's topic).
     states: bool,
+    /// It states what is asked on the topic its own words name, not only its headings'.
+    states_in_words: bool,
     /// Nearness in meaning and the newest question's words' weight, each standardised over the
     /// source's candidates; 0 without an embedder.
     blend: f64,
@@ -409,7 +444,7 @@ impl Ranked {
         // A word of the headings the chunk lies under ("労災保険関係 › 法定の保管義務" above
         // "完結の日から3年間。") is one each of its sentences holds: every sentence is read under
         // them, as the embedder reads it under its title.
-        let score = |asked: &HashSet<String>, candidate: &Candidate| -> f64 {
+        let score = |asked: &HashSet<String>, candidate: &Candidate, heading: &HashSet<String>| {
             asked
                 .iter()
                 .map(|term| match weights.get(term.as_str()) {
@@ -417,7 +452,7 @@ impl Ranked {
                     _ if heading.contains(term) => LN_2,
                     _ => 0.0,
                 })
-                .sum()
+                .sum::<f64>()
         };
         // The row whose range covers the question's case ("2km以上10km未満" for "5km") holds
         // what the question says of itself, as rarely as a word one candidate holds.
@@ -426,10 +461,13 @@ impl Ranked {
             true => rarest,
             false => 0.0,
         };
-        let newest: Vec<f64> = candidates
-            .iter()
-            .map(|candidate| score(&question.newest, candidate) + case(candidate))
-            .collect();
+        let words = |asked: &HashSet<String>, heading: &HashSet<String>| -> Vec<f64> {
+            candidates
+                .iter()
+                .map(|candidate| score(asked, candidate, heading) + case(candidate))
+                .collect()
+        };
+        let newest = words(&question.newest, heading);
         // Meaning and shared words, each standardised over the source's candidates, weigh the
         // same: the embedder finds the answer a colloquial question paraphrases, the words the
         // one a question copies.
@@ -441,38 +479,32 @@ impl Ranked {
                 .collect(),
             None => vec![0.0; candidates.len()],
         };
-        // A sentence that states what is asked answers the question when it shares the
-        // question's words; when none does, one beside the sentence that shares the most does:
-        // the amount often follows the sentence that names the topic ("…Administrative Leave
-        // in order to vote." "You can receive up to 4 hours for each election event.").
-        let earlier: Vec<f64> = candidates
-            .iter()
-            .map(|candidate| score(&question.all, candidate))
-            .collect();
-        // A follow-up none of whose words the source holds ("how quickly?") names no topic of
-        // its own: the questions before it name the one it asks about.
-        let topical = match newest.iter().all(|&weight| weight == 0.0) {
-            true => &earlier,
-            false => &newest,
-        };
-        let closest = (0..topical.len())
-            .max_by(|&a, &b| topical[a].total_cmp(&topical[b]).then(b.cmp(&a)))
-            .filter(|&best| topical[best] > 0.0);
-        let stated_with_words = (0..candidates.len())
-            .any(|index| candidates[index].states_asked && topical[index] > 0.0);
+        let earlier = words(&question.all, heading);
         // A source in the other language than the question's shares none of its words: the
         // retrievers' embedding put it on the topic, and every sentence is as near as any.
         let across_languages = detect_script(text) != question.script;
-        let on_topic = |index: usize| {
-            across_languages
-                || topical[index] > 0.0
-                || (!stated_with_words && closest.is_some_and(|best| best.abs_diff(index) == 1))
+        let stating = stating_on_topic(&candidates, &newest, &earlier, across_languages);
+        // A sentence on the topic by its headings alone leads when it states what is asked, but
+        // does not join one that does: beside the answer it is another fact of the page
+        // ("Visitors must be registered by 17:00" after "The office is open from 8:00 to 21:00").
+        let stating_in_words = match heading.is_empty() {
+            true => stating.clone(),
+            false => {
+                let unheaded = HashSet::new();
+                stating_on_topic(
+                    &candidates,
+                    &words(&question.newest, &unheaded),
+                    &words(&question.all, &unheaded),
+                    across_languages,
+                )
+            }
         };
         let scores: Vec<Score> = candidates
             .iter()
             .enumerate()
             .map(|(index, candidate)| Score {
-                states: candidate.states_asked && on_topic(index),
+                states: stating[index],
+                states_in_words: stating_in_words[index],
                 blend: blend[index],
                 newest: newest[index],
                 earlier: earlier[index],
@@ -542,7 +574,7 @@ impl Ranked {
             // question beside it. (A sentence that shares no word with the question still
             // joins when there is room: the answer often does not repeat the question's
             // words, and leaving such sentences out cost faq-natural-en 2 of 34 right answers.)
-            if chosen.contains(&index) || (answers_it && !self.scores[index].states) {
+            if chosen.contains(&index) || (answers_it && !self.scores[index].states_in_words) {
                 continue;
             }
             // A line that introduces a list says nothing without its items ("A few things to
