@@ -298,8 +298,9 @@ pub(crate) fn states(sentence: &str, asked: Asked) -> bool {
         Asked::Amount => {
             numeral && (currency || lower.contains('%'))
                 || any(&["free", "no cost", "無料", "全額", "実費"])
+                || any(&SET_CASE_BY_CASE)
         }
-        Asked::Number => numeral || any_word(&NUMBER_WORDS),
+        Asked::Number => numeral || any_word(&NUMBER_WORDS) || any(&SET_CASE_BY_CASE),
         Asked::Clock => states_a_time_of_day(&lower),
         Asked::Time => {
             (numeral || any_word(&NUMBER_WORDS)) && any(&TIME_UNITS)
@@ -680,6 +681,17 @@ const TIME_UNITS: [&str; 29] = [
     "november",
     "december",
 ];
+/// Wordings that say a quantity is set case by case, or elsewhere: the answer a rule gives
+/// when it fixes none (「慶弔見舞金の金額は、その都度決定する。」 for 「金額はいくら？」).
+const SET_CASE_BY_CASE: [&str; 7] = [
+    "都度決定",
+    "都度定め",
+    "別途定め",
+    "個別に定め",
+    "個別に決定",
+    "case by case",
+    "case-by-case",
+];
 const TIME_WORDS: [&str; 29] = [
     "monday",
     "tuesday",
@@ -957,5 +969,41 @@ mod tests {
             "Award leave is granted for service.",
             Asked::Ruling
         ));
+    }
+
+    #[test]
+    fn a_quantity_set_case_by_case_is_one_stated() {
+        assert!(states(
+            "慶弔見舞金の金額は、その都度決定する。",
+            Asked::Amount
+        ));
+        assert!(states(
+            "The number of seats is decided case by case.",
+            Asked::Number
+        ));
+        assert!(!states(
+            "慶弔見舞金は、申請があった場合に支給する。",
+            Asked::Amount
+        ));
+    }
+
+    #[test]
+    fn a_kanji_numeral_is_a_number_only_before_a_counter() {
+        for stated in [
+            "有給休暇は十日とする。",
+            "三か月ごとに見直す。",
+            "上限は十万円。",
+            "一時間ごとに記録する。",
+        ] {
+            assert!(states(stated, Asked::Number), "{stated}");
+        }
+        for none in [
+            "一般的なテストの観点は省略する。",
+            "一部の社員に適用する。",
+            "十分に注意すること。",
+            "一時的に停止する。",
+        ] {
+            assert!(!states(none, Asked::Number), "{none}");
+        }
     }
 }
