@@ -578,8 +578,9 @@ impl Ranked {
                 continue;
             }
             // A line that introduces a list says nothing without its items ("A few things to
-            // remember:"); it comes only as the best candidate's, with them.
-            if introduces(sentence(index)) {
+            // remember:"), nor one broken off at a comma without the line after it; each comes
+            // only as the best candidate, with them.
+            if introduces(sentence(index)) || self.breaks_off(index, text) {
                 continue;
             }
             // A sentence below the source's average that is not beside the best one is filler
@@ -604,7 +605,8 @@ impl Ranked {
     /// The lines that make `lead` readable as part of a list: the line that introduces the
     /// list item `lead` is (`Three to five weeks in advance for:` above `Conferences that cost
     /// more than $2,500`), or the items that follow a `lead` introducing them
-    /// (`…以下の事項を届け出なければならない。` above `1. 受診する病院`), nearest first. When
+    /// (`…以下の事項を届け出なければならない。` above `1. 受診する病院`), nearest first; for a
+    /// line that breaks off at a comma (`To initiate your request,`), the line completing it. When
     /// steps are asked for, an item comes with its whole list: the step nearest the question
     /// ("Click on the Mac search tool") is one of several the reader needs.
     fn list_of(&self, lead: usize, text: &str) -> Vec<usize> {
@@ -622,8 +624,20 @@ impl Ranked {
             Some(intro) if self.steps => std::iter::once(intro)
                 .chain(items_after(intro).into_iter().filter(|&item| item != lead))
                 .collect(),
+            None if self.breaks_off(lead, text) => {
+                (lead + 1..self.candidates.len()).take(1).collect()
+            }
             intro => intro.into_iter().collect(),
         }
+    }
+
+    /// Whether a candidate that is no item of a list breaks off at a comma, its sentence going
+    /// on in the next line (`To initiate your request,`).
+    fn breaks_off(&self, index: usize, text: &str) -> bool {
+        text[self.candidates[index].range.clone()]
+            .trim_end()
+            .ends_with([',', '、', '，'])
+            && list_intro(&self.candidates, text, index).is_none()
     }
 }
 
@@ -894,6 +908,28 @@ mod tests {
         assert_eq!(found.source, 1);
         let found = extract("Who grants paid leave?", &sources, None).unwrap();
         assert_eq!(found.source, 0, "no kind asked: the best source answers");
+    }
+
+    #[test]
+    fn a_line_broken_off_at_a_comma_comes_with_the_line_completing_it() {
+        let long = "Requests to initiate a purchase of furniture go through the furniture portal, \
+                    which handles chairs, desks, monitors, lamps, whiteboards and every other \
+                    piece of office equipment that a team might need when it moves into a new \
+                    office or grows by a few people over a quarter.";
+        let sources = [source(
+            "Business cards",
+            &format!(
+                "To initiate your request,\nHead to https://envisionprintservices.com and \
+                 create an account.\n{long}"
+            ),
+        )];
+        assert_eq!(
+            quoted("how do I initiate a request?", &sources)[..2],
+            [
+                "To initiate your request,",
+                "Head to https://envisionprintservices.com and create an account."
+            ]
+        );
     }
 
     #[test]
