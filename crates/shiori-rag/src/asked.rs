@@ -174,6 +174,11 @@ const TIME_OFF: [&str; 9] = [
 /// What `question` asks for, when its wording says.
 pub(crate) fn asked(question: &str) -> Option<Asked> {
     let lower = question.to_lowercase();
+    // 「…どれくらいの頻度で確認するかをまとめた一覧表を何と呼ぶ？」 asks what a thing is called;
+    // the wordings before it describe the thing.
+    if ASKING_A_TERM.iter().any(|wording| lower.contains(wording)) {
+        return None;
+    }
     if let Some(reach) = reach::asked_reach(&lower) {
         return Some(reach);
     }
@@ -247,6 +252,9 @@ impl Asked {
 /// first word or before a verb that opens a question ("when is", "by when do"); "what do I
 /// use when I get called for jury duty" asks for a kind of leave, not a time.
 fn asks_with(question: &str, wording: &str) -> bool {
+    if wording.starts_with(['何', 'い']) {
+        return asks_how_many(question, wording);
+    }
     if wording != "when" {
         return contains_wording(question, wording);
     }
@@ -262,6 +270,30 @@ fn asks_with(question: &str, wording: &str) -> bool {
                     .is_some_and(|next| QUESTION_VERBS.contains(next)))
     })
 }
+
+/// Whether a Japanese asking wording (「何日」「いくつ」「いつ」) asks: before 「か」 it says "some"
+/// (「何日か休んだ」「いくつか並べたもの」「いつか」), unless the 「か」 begins 「から」 or 「かかる」
+/// (「いつから？」「何日かかる？」) or a counter (「何か月」).
+fn asks_how_many(question: &str, wording: &str) -> bool {
+    question.match_indices(wording).any(|(at, _)| {
+        let mut after = question[at + wording.len()..].chars();
+        match (after.next(), after.next()) {
+            (Some('か'), Some('ら' | 'か' | '月' | '所')) => true,
+            (Some('か'), _) => false,
+            _ => true,
+        }
+    })
+}
+
+/// Japanese wordings that ask what something is called.
+const ASKING_A_TERM: [&str; 6] = [
+    "何と呼",
+    "何という",
+    "何と言う",
+    "何と称",
+    "なんと呼",
+    "なんという",
+];
 
 /// Verbs that follow an asking "when".
 pub(crate) const QUESTION_VERBS: [&str; 19] = [
@@ -620,12 +652,13 @@ const CURRENCY_WORDS: [&str; 8] = [
 ];
 const KANJI_NUMBERS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
 
-/// What counts a kanji numeral: a unit, a counter or a larger numeral after it (「三日」「五名」
-/// 「十万円」「二つ」「一か月」). Without one the numeral is part of a word that states no number:
+/// What counts a kanji numeral: a unit, a counter, an ordinal's or a larger numeral after it
+/// (「三日」「五名」「十万円」「二つ」「一か月」「第二次」「十九世紀」「第三条」). Without one the numeral is part of a word that states no number:
 /// 一般, 一部, 統一, 一致, 一覧, 一定, 唯一.
-const KANJI_COUNTERS: [char; 31] = [
+const KANJI_COUNTERS: [char; 44] = [
     '日', '週', '月', '年', '時', '分', '秒', '回', '人', '名', '件', '個', 'つ', '円', '割', '歳',
-    '才', 'か', 'ヶ', 'カ', 'ケ', '度', '倍', '枚', '台', '万', '千', '百', '十', '億', '泊',
+    '才', 'か', 'ヶ', 'カ', 'ケ', '度', '倍', '枚', '台', '万', '千', '百', '十', '億', '泊', '次',
+    '世', '期', '代', '条', '章', '項', '号', '位', '等', '級', '冊', '階',
 ];
 
 /// Whether `text` writes a number in kanji: a numeral followed by a counter or another numeral
@@ -736,6 +769,13 @@ mod tests {
                 Some(Asked::Amount),
             ),
             ("在宅勤務の手当っていくら？", Some(Asked::Amount)),
+            ("承認まで何日かかる？", Some(Asked::Number)),
+            ("有給はいつから使える？", Some(Asked::Time)),
+            ("長さをいくつか並べたものを何と呼ぶ？", None),
+            (
+                "どれくらいの頻度で確認するかをまとめた一覧表を何と呼ぶ？",
+                None,
+            ),
             ("How many days of leave do I get?", Some(Asked::Number)),
             ("How much annual leave do I earn?", Some(Asked::Time)),
             (
@@ -994,6 +1034,7 @@ mod tests {
             "三か月ごとに見直す。",
             "上限は十万円。",
             "一時間ごとに記録する。",
+            "第二次世界大戦の後に始まった。",
         ] {
             assert!(states(stated, Asked::Number), "{stated}");
         }
