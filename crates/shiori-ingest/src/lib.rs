@@ -31,4 +31,5 @@ pub use walk::{discover, unix_nanos, DiscoveredFile, PathFilter, WalkOptions, Wa
 /// text read as its title. 5: no chunk ends on a line introducing a list; a page converted
 /// from a site's Markdown read as the site shows it. 6: a PDF's front matter printed under its
 /// title dropped; a Markdown page's summary in its front matter read as its first paragraph.
-pub const READER: &str = "6";
+/// 7: an HTML table inside Markdown read as rows that carry their header.
+pub const READER: &str = "7";

@@ -5,7 +5,7 @@ use crate::normalize::normalize;
 use crate::structure::converted::{readable, without_front_matter_block};
 use crate::structure::html_text::{LINES, PARAGRAPHS};
 use crate::structure::readable_name;
-use crate::structure::rows::{are_pairs, pair_lines, table_lines};
+use crate::structure::rows::html_table_lines;
 use ego_tree::iter::Edge;
 use html5ever::tendril::{StrTendril, TendrilSink};
 use scraper::{Html, HtmlTreeSink, Node};
@@ -154,11 +154,7 @@ impl TableRows {
     /// The table as lines: a row per line, each value with its column's name, or each name
     /// with its value when the table is headerless pairs.
     fn lines(&self) -> String {
-        if !self.headed && are_pairs(&self.rows) {
-            pair_lines(&self.rows)
-        } else {
-            table_lines(&self.rows)
-        }
+        html_table_lines(&self.rows, self.headed)
     }
 }
 

@@ -3,7 +3,7 @@
 //! code between plain fences, and no other markup — links read as their text, emphasis and inline HTML
 //! disappear, images and HTML comments are dropped.
 
-use super::html_text::strip_tags;
+use super::html_text::{fragment_parts, strip_tags, FragmentPart};
 use super::rows::table_lines;
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use shiori_analysis::is_japanese_char;
@@ -125,7 +125,12 @@ impl Renderer {
             }
             TagEnd::HtmlBlock => {
                 let block = self.html_block.take().unwrap_or_default();
-                self.html_text(&strip_tags(&block));
+                for part in fragment_parts(&block) {
+                    match part {
+                        FragmentPart::Text(text) => self.html_text(&text),
+                        FragmentPart::Table(lines) => self.html_table(&lines),
+                    }
+                }
                 self.end(TagEnd::Paragraph);
             }
             TagEnd::Heading(_) | TagEnd::Paragraph => {
@@ -200,6 +205,24 @@ impl Renderer {
                 self.soft_break = true;
             }
             self.soft_break = false;
+        }
+    }
+
+    /// An HTML table's lines ([`crate::structure::rows`]), a row a line, apart from the text
+    /// around them (in a list item, on lines of their own under it).
+    fn html_table(&mut self, lines: &str) {
+        if lines.is_empty() {
+            return;
+        }
+        match self.in_item() {
+            true => self.line_break(),
+            false => self.paragraph_break(),
+        }
+        self.soft_break = false;
+        self.out.push_str(lines);
+        match self.in_item() {
+            true => self.line_break(),
+            false => self.paragraph_break(),
         }
     }
 
@@ -278,6 +301,21 @@ mod tests {
             render(page),
             "## Limits\n\nPlan: Business · Requests per minute: 600\n\
              Plan: Starter · Requests per minute: 100\n\nAfter."
+        );
+    }
+
+    #[test]
+    fn an_html_table_in_a_list_item_is_read_as_rows_under_its_header() {
+        let page = "1. 次のとおり年次有給休暇を与える。\n    1. 週5日以上の従業員\n        <table>\n\
+                    \x20           <tr>\n                <td>0.5年</td>\n                <td>1.5年</td>\n\
+                    \x20               <td>2.5年</td>\n            </tr>\n            <tr>\n\
+                    \x20               <td>10日</td>\n                <td>11日</td>\n\
+                    \x20               <td>12日</td>\n            </tr>\n        </table>\n\
+                    \x20   2. 週4日の従業員\n";
+        assert_eq!(
+            render(page),
+            "1. 次のとおり年次有給休暇を与える。\n1. 週5日以上の従業員\n0.5年: 10日 · 1.5年: 11日 · 2.5年: 12日\n\
+             2. 週4日の従業員"
         );
     }
 

@@ -25,7 +25,7 @@ pub(crate) fn table_lines(rows: &[Vec<String>]) -> String {
 /// The rows of a table with no header row whose rows are each a name and its value (an HTML
 /// table of `<td>` pairs: `Point of contact | Dave Lamb`), one `name: value` line each. Such a
 /// table's first row is a pair like the others, not the names of its columns.
-pub(crate) fn pair_lines(rows: &[Vec<String>]) -> String {
+fn pair_lines(rows: &[Vec<String>]) -> String {
     rows.iter()
         .filter_map(|row| match row.as_slice() {
             [name, value] => Some(row_line(
@@ -39,8 +39,18 @@ pub(crate) fn pair_lines(rows: &[Vec<String>]) -> String {
         .join("\n")
 }
 
+/// An HTML table as lines: a row per line, each value with its column's name, or each name
+/// with its value when the table has no `<th>` (`headed`) and its rows are pairs.
+pub(crate) fn html_table_lines(rows: &[Vec<String>], headed: bool) -> String {
+    if !headed && are_pairs(rows) {
+        pair_lines(rows)
+    } else {
+        table_lines(rows)
+    }
+}
+
 /// Whether every row of `rows` (at least two) is a name and a value.
-pub(crate) fn are_pairs(rows: &[Vec<String>]) -> bool {
+fn are_pairs(rows: &[Vec<String>]) -> bool {
     rows.len() > 1 && rows.iter().all(|row| row.len() == 2)
 }
 
