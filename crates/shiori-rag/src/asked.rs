@@ -7,6 +7,7 @@
 //! 「…ってある？」) in [`existence`]; what an amount asked for is specific to ("… for our own
 //! wedding") in [`specifics`].
 
+use shiori_analysis::is_japanese_char;
 use shiori_analysis::text::stemmed_terms;
 use std::collections::HashSet;
 
@@ -271,15 +272,16 @@ fn asks_with(question: &str, wording: &str) -> bool {
     })
 }
 
-/// Whether a Japanese asking wording (「何日」「いくつ」「いつ」) asks: before 「か」 it says "some"
-/// (「何日か休んだ」「いくつか並べたもの」「いつか」), unless the 「か」 begins 「から」 or 「かかる」
-/// (「いつから？」「何日かかる？」) or a counter (「何か月」).
+/// Whether a Japanese asking wording (「何日」「いくつ」「いつ」) asks: before a 「か」 the sentence
+/// goes on from it says "some" (「何日か休んだ」「いくつか並べたもの」), unless the 「か」 begins
+/// 「から」 or 「かかる」 (「いつから？」「何日かかる？」) or a counter (「何か月」); one that ends
+/// the question asks (「西暦何年か？」).
 fn asks_how_many(question: &str, wording: &str) -> bool {
     question.match_indices(wording).any(|(at, _)| {
         let mut after = question[at + wording.len()..].chars();
         match (after.next(), after.next()) {
             (Some('か'), Some('ら' | 'か' | '月' | '所')) => true,
-            (Some('か'), _) => false,
+            (Some('か'), Some(next)) => !is_japanese_char(next),
             _ => true,
         }
     })
@@ -772,6 +774,8 @@ mod tests {
             ("承認まで何日かかる？", Some(Asked::Number)),
             ("有給はいつから使える？", Some(Asked::Time)),
             ("長さをいくつか並べたものを何と呼ぶ？", None),
+            ("党大会が開催されたのは西暦何年か？", Some(Asked::Time)),
+            ("派遣されているのは何名か。", Some(Asked::Number)),
             (
                 "どれくらいの頻度で確認するかをまとめた一覧表を何と呼ぶ？",
                 None,
