@@ -620,7 +620,19 @@ impl Ranked {
         if introduces(sentence(lead)) {
             return items_after(lead);
         }
-        match list_intro(&self.candidates, text, lead) {
+        // A marked item's own lines follow it unmarked: the row of a table under it
+        // (`3. 週所定労働日数が3日の従業員` above `0.5年: 5日 · 1.5年: 6日`), a nested list's lines.
+        let own: Vec<usize> = match has_list_mark(sentence(lead)) {
+            true => (lead + 1..self.candidates.len())
+                .take_while(|&index| {
+                    on_own_line(index)
+                        && !has_list_mark(sentence(index))
+                        && !is_sentence(sentence(index))
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        let around: Vec<usize> = match list_intro(&self.candidates, text, lead) {
             Some(intro) if self.steps => std::iter::once(intro)
                 .chain(items_after(intro).into_iter().filter(|&item| item != lead))
                 .collect(),
@@ -628,7 +640,12 @@ impl Ranked {
                 (lead + 1..self.candidates.len()).take(1).collect()
             }
             intro => intro.into_iter().collect(),
-        }
+        };
+        let more: Vec<usize> = around
+            .into_iter()
+            .filter(|index| !own.contains(index))
+            .collect();
+        own.into_iter().chain(more).collect()
     }
 
     /// Whether a candidate that is no item of a list breaks off at a comma, its sentence going
@@ -671,6 +688,26 @@ fn is_item(line: &str) -> bool {
     let marked = trimmed.starts_with(['•', '・', '●', '○', '■', '-', '*', '–', '※'])
         || trimmed.starts_with(|c: char| c.is_ascii_digit() || ('①'..='⑳').contains(&c));
     (marked || !is_sentence(trimmed)) && !introduces(trimmed)
+}
+
+/// Whether a line opens with a list's mark: a bullet, a circled number, or a number followed
+/// by `.` or `)` and a space (`3. `, not the `0.5年` a table row opens with).
+fn has_list_mark(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    if trimmed.starts_with(['•', '・', '●', '○', '■', '-', '*', '–', '※'])
+        || trimmed.starts_with(|c: char| ('①'..='⑳').contains(&c))
+    {
+        return true;
+    }
+    let digits = trimmed.len()
+        - trimmed
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    let rest = &trimmed[digits..];
+    digits > 0
+        && [". ", ") ", "．", "）"]
+            .iter()
+            .any(|mark| rest.starts_with(mark))
 }
 
 /// Whether a line ends as a sentence does, with a full stop.
@@ -930,6 +967,38 @@ mod tests {
                 "Head to https://envisionprintservices.com and create an account."
             ]
         );
+    }
+
+    #[test]
+    fn a_marked_item_comes_with_its_own_unmarked_lines() {
+        let question = Question::new("週3日勤務の従業員だと？");
+        let text = "1. 次のとおり年次有給休暇を与える。\n3. 週所定労働日数が3日の従業員\n\
+                    0.5年: 5日 · 1.5年: 6日\n4. 週所定労働日数が2日の従業員\n0.5年: 3日 · 1.5年: 4日";
+        let ranked = Ranked::new(
+            &question,
+            text,
+            candidates_of(&question, text),
+            None,
+            &HashSet::new(),
+        )
+        .unwrap();
+        let lead = ranked.order[0];
+        let lines: Vec<&str> = ranked
+            .list_of(lead, text)
+            .into_iter()
+            .map(|index| &text[ranked.candidates[index].range.clone()])
+            .collect();
+        assert_eq!(
+            (&text[ranked.candidates[lead].range.clone()], lines),
+            (
+                "3. 週所定労働日数が3日の従業員",
+                vec![
+                    "0.5年: 5日 · 1.5年: 6日",
+                    "1. 次のとおり年次有給休暇を与える。"
+                ]
+            )
+        );
+        assert!(has_list_mark("3. 週") && has_list_mark("・項目") && !has_list_mark("0.5年: 5日"));
     }
 
     #[test]
