@@ -857,6 +857,18 @@ mod tests {
     use super::*;
     use crate::test_support::source;
 
+    /// A text's candidates ranked by the question's words alone, under no headings.
+    fn ranked_by_words(question: &Question, text: &str) -> Ranked {
+        Ranked::new(
+            question,
+            text,
+            candidates_of(question, text),
+            None,
+            &HashSet::new(),
+        )
+        .unwrap()
+    }
+
     fn quoted(question: &str, sources: &[Source]) -> Vec<String> {
         let found = extract(question, sources, None).unwrap();
         let text = &sources[found.source].text;
@@ -974,14 +986,7 @@ mod tests {
         let question = Question::new("週3日勤務の従業員だと？");
         let text = "1. 次のとおり年次有給休暇を与える。\n3. 週所定労働日数が3日の従業員\n\
                     0.5年: 5日 · 1.5年: 6日\n4. 週所定労働日数が2日の従業員\n0.5年: 3日 · 1.5年: 4日";
-        let ranked = Ranked::new(
-            &question,
-            text,
-            candidates_of(&question, text),
-            None,
-            &HashSet::new(),
-        )
-        .unwrap();
+        let ranked = ranked_by_words(&question, text);
         let lead = ranked.order[0];
         let lines: Vec<&str> = ranked
             .list_of(lead, text)
@@ -1132,14 +1137,7 @@ mod tests {
              健康診断を受ける者は、事前に以下の事項を会社に届け出なければならない。\n\
              1. 受診する病院\n2. 受診日\n健康診断の費用は会社が負担する。";
         let question = Question::new("健康診断の前に会社に何を届け出る？");
-        let ranked = Ranked::new(
-            &question,
-            text,
-            candidates_of(&question, text),
-            None,
-            &HashSet::new(),
-        )
-        .unwrap();
+        let ranked = ranked_by_words(&question, text);
         let listed: Vec<&str> = ranked
             .list_of(1, text)
             .into_iter()
