@@ -251,7 +251,8 @@ impl Asked {
 
 /// Whether `question` (lower-cased) asks with `wording`: "when" asks only as the question's
 /// first word or before a verb that opens a question ("when is", "by when do"); "what do I
-/// use when I get called for jury duty" asks for a kind of leave, not a time.
+/// use when I get called for jury duty" asks for a kind of leave, not a time. A Japanese
+/// counting wording asks unless it says "some" ([`asks_how_many`]).
 fn asks_with(question: &str, wording: &str) -> bool {
     if wording.starts_with(['何', 'い']) {
         return asks_how_many(question, wording);
@@ -655,8 +656,8 @@ const CURRENCY_WORDS: [&str; 8] = [
 const KANJI_NUMBERS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
 
 /// What counts a kanji numeral: a unit, a counter, an ordinal's or a larger numeral after it
-/// (「三日」「五名」「十万円」「二つ」「一か月」「第二次」「十九世紀」「第三条」). Without one the numeral is part of a word that states no number:
-/// 一般, 一部, 統一, 一致, 一覧, 一定, 唯一.
+/// (「三日」「五名」「十万円」「二つ」「一か月」「第二次」「十九世紀」「第三条」). Without one the
+/// numeral is part of a word that states no number: 一般, 一部, 統一, 一致, 一覧, 一定, 唯一.
 const KANJI_COUNTERS: [char; 44] = [
     '日', '週', '月', '年', '時', '分', '秒', '回', '人', '名', '件', '個', 'つ', '円', '割', '歳',
     '才', 'か', 'ヶ', 'カ', 'ケ', '度', '倍', '枚', '台', '万', '千', '百', '十', '億', '泊', '次',
@@ -681,6 +682,7 @@ fn holds_kanji_number(text: &str) -> bool {
             && !word
     })
 }
+
 const NUMBER_WORDS: [&str; 14] = [
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
     "twice", "once", "half",

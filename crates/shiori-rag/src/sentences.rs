@@ -2,8 +2,10 @@
 //! sentence scores the question terms it contains (English words by their stems: "laptops" is
 //! "laptop"), each weighted by how rare it is among the source's sentences (an inverse document
 //! frequency over this answer's own candidates, so a word every sentence shares counts for
-//! little), and, with the corpus's embedder, how near its meaning is to the question's
-//! ([`Meaning`]); the two, each standardised over the source's sentences, weigh the same. A
+//! little), those of the headings its chunk lies under that set it apart from the other sources
+//! read as if it held them too, and, with the corpus's embedder, how near its meaning is to the
+//! question's ([`Meaning`]); the two, each standardised over the source's sentences, weigh the
+//! same. A
 //! row whose range covers a quantity the question states ("2km以上10km未満" for "片道5km")
 //! holds it as it would the question's rarest word ([`crate::case`]). A question asking whether
 //! a thing exists ("is there a home office stipend?"), or an amount for a specific case ("how
@@ -685,17 +687,19 @@ fn starts_line(text: &str, start: usize) -> bool {
 /// sentence (it ends without a full stop), and it introduces no list of its own.
 fn is_item(line: &str) -> bool {
     let trimmed = line.trim();
-    let marked = trimmed.starts_with(['•', '・', '●', '○', '■', '-', '*', '–', '※'])
+    let marked = trimmed.starts_with(LIST_BULLETS)
         || trimmed.starts_with(|c: char| c.is_ascii_digit() || ('①'..='⑳').contains(&c));
     (marked || !is_sentence(trimmed)) && !introduces(trimmed)
 }
+
+/// The marks a bulleted list's items open with.
+const LIST_BULLETS: [char; 9] = ['•', '・', '●', '○', '■', '-', '*', '–', '※'];
 
 /// Whether a line opens with a list's mark: a bullet, a circled number, or a number followed
 /// by `.` or `)` and a space (`3. `, not the `0.5年` a table row opens with).
 fn has_list_mark(line: &str) -> bool {
     let trimmed = line.trim_start();
-    if trimmed.starts_with(['•', '・', '●', '○', '■', '-', '*', '–', '※'])
-        || trimmed.starts_with(|c: char| ('①'..='⑳').contains(&c))
+    if trimmed.starts_with(LIST_BULLETS) || trimmed.starts_with(|c: char| ('①'..='⑳').contains(&c))
     {
         return true;
     }
