@@ -400,7 +400,7 @@ fn has_numeric_date_or_time(text: &str) -> bool {
 
 /// `sentence` without the mark that numbers it in a list (`2. Click on the TSP tile`, `(3)`,
 /// `1)`, `①`): a step's place in a list states no number of what was asked.
-fn without_list_mark(sentence: &str) -> &str {
+pub(crate) fn without_list_mark(sentence: &str) -> &str {
     let trimmed = sentence.trim_start();
     let circled = trimmed.strip_prefix(|c: char| ('①'..='⑳').contains(&c));
     let numbered = || {

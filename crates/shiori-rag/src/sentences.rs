@@ -27,7 +27,8 @@
 //! ("…場合がある。このような梅雨を空梅雨という。").
 
 use crate::asked::{
-    amount_specifics, asked, asked_things, asks_for_steps, holds_a_name, states, Asked, Thing,
+    amount_specifics, asked, asked_things, asks_for_steps, holds_a_name, states, without_list_mark,
+    Asked, Thing,
 };
 use crate::case::{covers_any, quantities, Quantity};
 use crate::meaning::{Meaning, Nearness};
@@ -489,7 +490,7 @@ impl Ranked {
         // A sentence on the topic by its headings alone leads when it states what is asked, but
         // does not join one that does: beside the answer it is another fact of the page
         // ("Visitors must be registered by 17:00" after "The office is open from 8:00 to 21:00").
-        let stating_in_words = match heading.is_empty() {
+        let stating_in_words = match heading.is_disjoint(&question.all) {
             true => stating.clone(),
             false => {
                 let unheaded = HashSet::new();
@@ -695,23 +696,10 @@ fn is_item(line: &str) -> bool {
 /// The marks a bulleted list's items open with.
 const LIST_BULLETS: [char; 9] = ['•', '・', '●', '○', '■', '-', '*', '–', '※'];
 
-/// Whether a line opens with a list's mark: a bullet, a circled number, or a number followed
-/// by `.` or `)` and a space (`3. `, not the `0.5年` a table row opens with).
+/// Whether a line opens with a list's mark: a bullet, or a number or circled number that
+/// [`without_list_mark`] takes off (`3. `, not the `0.5年` a table row opens with).
 fn has_list_mark(line: &str) -> bool {
-    let trimmed = line.trim_start();
-    if trimmed.starts_with(LIST_BULLETS) || trimmed.starts_with(|c: char| ('①'..='⑳').contains(&c))
-    {
-        return true;
-    }
-    let digits = trimmed.len()
-        - trimmed
-            .trim_start_matches(|c: char| c.is_ascii_digit())
-            .len();
-    let rest = &trimmed[digits..];
-    digits > 0
-        && [". ", ") ", "．", "）"]
-            .iter()
-            .any(|mark| rest.starts_with(mark))
+    line.trim_start().starts_with(LIST_BULLETS) || without_list_mark(line).len() < line.len()
 }
 
 /// Whether a line ends as a sentence does, with a full stop.

@@ -159,15 +159,13 @@ fn push_to(cell: &mut Option<String>, text: &str) {
     }
 }
 
-/// The cell being read, if one is, as the last cell of the last row: its text on one line.
+/// The cell being read, if one is, as the last cell of the last row (its text; the rows'
+/// lines put it on one line).
 fn close_cell(rows: &mut Vec<Vec<String>>, cell: &mut Option<String>) {
     let Some(html) = cell.take() else {
         return;
     };
-    let text = strip_tags(&html)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let text = strip_tags(&html);
     match rows.last_mut() {
         Some(row) => row.push(text),
         None => rows.push(vec![text]),

@@ -214,16 +214,9 @@ impl Renderer {
         if lines.is_empty() {
             return;
         }
-        match self.in_item() {
-            true => self.line_break(),
-            false => self.paragraph_break(),
-        }
-        self.soft_break = false;
+        self.end(TagEnd::Paragraph);
         self.out.push_str(lines);
-        match self.in_item() {
-            true => self.line_break(),
-            false => self.paragraph_break(),
-        }
+        self.end(TagEnd::Paragraph);
     }
 
     fn line_break(&mut self) {
